@@ -1,0 +1,65 @@
+# Makefile — flexlock, a lab for PostgreSQL lock scalability.
+#
+# The real work is in scripts/; this file only names the entry points.
+# `make help` lists them.  Variables (environment or command line):
+#   PG_SRC=/path         build from this PostgreSQL 18 source tree
+#   PG_TARBALL=/path     build from this tarball (postgresql-18.x.tar.bz2)
+#   PG_VERSION=18.x      which minor release to fetch when neither is given
+#   VARIANTS="stock ..." variant configs (variants/*.conf) `make check` runs
+#   SUITES="regress ..." suites `make check` runs (see scripts/check.sh)
+#   JOBS=N               parallel build jobs (default: number of cores)
+#   FORCE=1              `make tree`: discard build/src and lay it out anew
+#   FLEXLOCK_USER=name   unprivileged user for servers when run as root
+
+SHELL := /bin/bash
+S := scripts
+
+export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE
+
+.PHONY: help deps postgres vanilla patched cassert tree export-patches \
+	check-patches check bench clean distclean
+
+help:
+	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
+	@echo
+	@echo "  make postgres        build vanilla, patched and cassert into build/install/"
+	@echo "  make check           every test, against the cassert build"
+	@echo "  make bench           the benchmark (arrives with the benchmark harness)"
+	@echo "  make deps            install build/test packages (root) or name the missing ones"
+	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
+	@echo "  make export-patches  write build/src's commits back to patches/"
+	@echo "  make check-patches   check that patches/ applies to the pristine source"
+	@echo "  make clean           remove builds (keeps source and build/src)"
+	@echo "  make distclean       remove build/ and the cached source download"
+
+deps:
+	@$(S)/deps.sh
+
+postgres: deps
+	@$(S)/build.sh vanilla patched cassert
+
+vanilla patched cassert: deps
+	@$(S)/build.sh $@
+
+tree: deps
+	@if [ -n "$(FORCE)" ]; then $(S)/tree.sh reset; else $(S)/tree.sh ensure; fi
+	@echo "build/src: $$(git -C build/src log --oneline vanilla..HEAD | wc -l) patches on top of tag 'vanilla'"
+
+export-patches:
+	@$(S)/tree.sh export
+
+check-patches: deps
+	@$(S)/tree.sh check
+
+check: deps
+	@$(S)/check.sh
+
+bench:
+	@echo "flexlock: 'make bench' arrives with the benchmark harness (issue 4); 'make postgres' builds what it will compare" >&2
+	@exit 2
+
+clean:
+	rm -rf build/obj build/install build/check build/logs build/check-patches build/check-patches.src
+
+distclean:
+	@$(S)/clean.sh distclean

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# scripts/build.sh NAME... — configure, build and install PostgreSQL builds.
+#
+#   vanilla   the unmodified source (build/pristine), -O2
+#   patched   build/src (vanilla + patches/), -O2, configured exactly as vanilla
+#   cassert   build/src with assertions, debug info, TAP tests and injection
+#             points: the build every test runs against
+#
+# Objects in build/obj/NAME (out of tree), installs in build/install/NAME.
+# A build whose source has not changed since it was installed is skipped;
+# otherwise make runs incrementally (ccache makes rebuilds cheap).
+# Extra configure flags for all builds: PG_CONFIGURE_EXTRA.
+
+. "$(dirname "$0")/lib.sh"
+
+# Identical for the two -O2 builds so that they compare fairly.  No ICU and no
+# readline: fewer run-time dependencies, so installs travel to other machines.
+COMMON_FLAGS=(--without-icu --without-readline --enable-debug)
+O2_CFLAGS=${O2_CFLAGS:--O2}
+CASSERT_FLAGS=(--enable-cassert --enable-tap-tests --enable-injection-points)
+CASSERT_CFLAGS=${CASSERT_CFLAGS:--O2}
+
+# A fingerprint of the source a build is made from: for the git tree, its
+# HEAD plus any uncommitted edits, so hacking on build/src triggers a rebuild.
+source_id() {
+	case "$1" in
+		vanilla) cat "$ORIGIN_FILE" ;;
+		*) {
+			git -C "$TREE" rev-parse HEAD
+			git -C "$TREE" diff HEAD
+		} | sha256sum | awk '{print $1}' ;;
+	esac
+}
+
+build_one() {
+	local name=$1 src obj inst cflags flags stamp id cc
+	obj=$BUILD/obj/$name
+	inst=$BUILD/install/$name
+	stamp=$inst/.flexlock-build
+	case "$name" in
+		vanilla) src=$PRISTINE; cflags=$O2_CFLAGS; flags=("${COMMON_FLAGS[@]}") ;;
+		patched) src=$TREE; cflags=$O2_CFLAGS; flags=("${COMMON_FLAGS[@]}") ;;
+		cassert) src=$TREE; cflags=$CASSERT_CFLAGS; flags=("${COMMON_FLAGS[@]}" "${CASSERT_FLAGS[@]}") ;;
+		*) die "unknown build '$name' (known: vanilla patched cassert)" ;;
+	esac
+	# shellcheck disable=SC2206
+	flags+=(--prefix="$inst" ${PG_CONFIGURE_EXTRA:-})
+
+	id="$(source_id "$name")|${flags[*]}|$cflags"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$id" ] && [ -x "$inst/bin/postgres" ]; then
+		say "$name: up to date ($(rel "$inst"))"
+		return 0
+	fi
+
+	cc=$(ccache_env)
+	mkdir -p "$obj"
+	local flagfile=$obj/.flexlock-configure
+	if [ ! -f "$obj/config.status" ] || [ "$(cat "$flagfile" 2>/dev/null)" != "$cc|${flags[*]}|$cflags" ]; then
+		say "$name: configuring"
+		rm -rf "$obj" && mkdir -p "$obj"
+		(cd "$obj" && run_logged "$LOGS/configure-$name.log" "configure of the $name build" \
+			"install what it names ('make deps') or adjust PG_CONFIGURE_EXTRA" \
+			"$src/configure" "${flags[@]}" CC="$cc" CFLAGS="$cflags")
+		echo "$cc|${flags[*]}|$cflags" >"$flagfile"
+	fi
+
+	local log=$LOGS/build-$name.log t0=$SECONDS
+	say "$name: building with $JOBS jobs (log: $(rel "$log"))"
+	run_logged "$log" "build of $name" "read the log; for a patch error fix it in build/src" \
+		make -C "$obj" -j"$JOBS" -s world-bin
+	if [ "$name" = cassert ]; then
+		# injection_points is a test module our tests need installed; the
+		# isolation tester is built here so that tests need no compiler.
+		run_logged "$LOGS/build-$name-modules.log" "build of $name test modules" "" \
+			make -C "$obj/src/test/modules/injection_points" -j"$JOBS" -s
+		run_logged "$LOGS/build-$name-isolation.log" "build of the isolation tester" "" \
+			make -C "$obj/src/test/isolation" -j"$JOBS" -s all
+	fi
+	rm -rf "$inst"
+	run_logged "$LOGS/install-$name.log" "install of $name" "" make -C "$obj" -s install-world-bin
+	if [ "$name" = cassert ]; then
+		run_logged "$LOGS/install-$name.log" "install of $name test modules" "" \
+			make -C "$obj/src/test/modules/injection_points" -s install
+	fi
+	echo "$id" >"$stamp"
+	say "$name: installed in $(rel "$inst") ($((SECONDS - t0)) s)"
+}
+
+[ $# -gt 0 ] || die "usage: build.sh vanilla|patched|cassert ..."
+for n in "$@"; do
+	case "$n" in vanilla|patched|cassert) ;; *) die "unknown build '$n' (known: vanilla patched cassert)" ;; esac
+done
+
+"$FLEXLOCK_TOP/scripts/get-source.sh"
+for n in "$@"; do
+	case "$n" in patched|cassert) "$FLEXLOCK_TOP/scripts/tree.sh" ensure; break ;; esac
+done
+for n in "$@"; do
+	build_one "$n"
+done

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# scripts/check.sh — every test of the project, against the cassert build.
+#
+# Suites (SUITES selects some; default all):
+#   patches     the series applies with git am to the pristine source
+#   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums
+#   regress     PostgreSQL's core regression suite        } once per variant
+#   isolation   PostgreSQL's isolation suite              } config file in
+#   amcheck     contrib/amcheck's regression and TAP tests } variants/ (VARIANTS
+#   sql         this project's pg_regress tests (sql/)     } selects some)
+#   tap         this project's TAP tests (t/*.pl)
+#
+# A variant file is appended to postgresql.conf of every test server through
+# TEMP_CONFIG, exactly as PostgreSQL's buildfarm does.  The last line of the
+# output is "N passed, N failed" (suites counted); the exit status is non-zero
+# if any suite failed.  Logs and regression.diffs of failed suites are kept
+# under build/check/.
+
+. "$(dirname "$0")/lib.sh"
+
+ALL_SUITES="patches tooling regress isolation amcheck sql tap"
+SUITES=${SUITES:-$ALL_SUITES}
+CHK=$BUILD/check
+OBJ=$BUILD/obj/cassert
+INST=$BUILD/install/cassert
+
+# Variants: stock first, then the others in name order.
+if [ -n "${VARIANTS:-}" ]; then
+	read -r -a variants <<<"$VARIANTS"
+else
+	variants=()
+	[ -f "$FLEXLOCK_TOP/variants/stock.conf" ] && variants+=(stock)
+	for f in "$FLEXLOCK_TOP"/variants/*.conf; do
+		v=$(basename "$f" .conf)
+		[ "$v" = stock ] || variants+=("$v")
+	done
+fi
+for v in "${variants[@]}"; do
+	[ -f "$FLEXLOCK_TOP/variants/$v.conf" ] ||
+		die "unknown variant '$v' (known: $(cd "$FLEXLOCK_TOP/variants" && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' '))"
+done
+for s in $SUITES; do
+	case " $ALL_SUITES " in *" $s "*) ;; *) die "unknown suite '$s' (known: $ALL_SUITES)" ;; esac
+done
+want() { case " $SUITES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+passed=0
+failed=0
+failures=()
+t_start=$SECONDS
+
+# suite NAME KEEP CMD...: run CMD as the test user with output in a log; on
+# failure copy KEEP (files or directories, may be absent) next to the log.
+# With SUITE_AS_SELF=1, run CMD as ourselves (it starts no server).
+suite() {
+	local name=$1 keep=$2
+	shift 2
+	local dir=$CHK/logs/$name t0=$SECONDS rc=0
+	rm -rf "$dir" && mkdir -p "$dir"
+	hand_over "$dir"
+	if [ -n "${SUITE_AS_SELF:-}" ]; then
+		"$@" >"$dir/output.log" 2>&1 || rc=$?
+	else
+		as_user "$@" >"$dir/output.log" 2>&1 || rc=$?
+	fi
+	local secs=$((SECONDS - t0))
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1))
+		printf 'ok    %-24s %4d s\n' "$name" "$secs"
+	else
+		failed=$((failed + 1))
+		local k
+		for k in $keep; do
+			[ -e "$k" ] && cp -r "$k" "$dir/" 2>/dev/null
+		done
+		failures+=("$name: $(rel "$dir")/")
+		printf 'FAIL  %-24s %4d s  -> %s/\n' "$name" "$secs" "$(rel "$dir")"
+		grep -E '^(not ok|# Failed|FATAL|.*FAILED|.* failed \(| *[0-9]+ of [0-9]+ tests failed)' \
+			"$dir/output.log" | head -n 8 | sed 's/^/      /' || true
+	fi
+}
+
+# --- the build --------------------------------------------------------------
+
+"$FLEXLOCK_TOP/scripts/build.sh" cassert
+ensure_test_user
+mkdir -p "$CHK"
+hand_over "$CHK" "$OBJ"
+
+# One temporary installation (core, all of contrib, injection_points) serves
+# every suite of PostgreSQL's tree; the suites then run with NO_TEMP_INSTALL.
+if want regress || want isolation || want amcheck; then
+	say "preparing the temporary installation for PostgreSQL's suites"
+	as_user make -C "$OBJ" temp-install \
+		EXTRA_INSTALL="contrib src/test/modules/injection_points" >"$CHK/temp-install.log" 2>&1 ||
+		die "temp-install of the cassert build failed (log: $(rel "$CHK/temp-install.log"), and $(rel "$OBJ")/tmp_install/log/)"
+fi
+
+pgxs_dir=$(dirname "$("$INST/bin/pg_config" --pgxs)")/../..
+pgxs_dir=$(cd "$pgxs_dir" && pwd)
+pg_regress=$pgxs_dir/src/test/regress/pg_regress
+
+say "running: $SUITES; variants: ${variants[*]}"
+
+if want patches; then
+	SUITE_AS_SELF=1 suite patches "" "$FLEXLOCK_TOP/scripts/tree.sh" check
+fi
+
+run_prove() {
+	# run_prove NAME DIR FILES...: prove with PostgreSQL's TAP environment.
+	local name=$1 dir=$2
+	shift 2
+	suite "$name" "$dir/tmp_check/log" \
+		env -C "$dir" PATH="$INST/bin:$PATH" PG_REGRESS="$pg_regress" \
+		TESTLOGDIR="$dir/tmp_check/log" TESTDATADIR="$dir/tmp_check" \
+		FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
+		prove -I "$pgxs_dir/src/test/perl" -I "$FLEXLOCK_TOP/t/lib" "$@"
+}
+
+if want tooling; then
+	d=$CHK/tooling
+	rm -rf "$d" && mkdir -p "$d" && hand_over "$d"
+	run_prove tooling "$d" "$FLEXLOCK_TOP"/t/tooling/*.pl
+fi
+
+for v in "${variants[@]}"; do
+	conf=$FLEXLOCK_TOP/variants/$v.conf
+	if want regress; then
+		suite "regress[$v]" "$OBJ/src/test/regress/regression.diffs $OBJ/src/test/regress/log" \
+			make -C "$OBJ/src/test/regress" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf"
+	fi
+	if want isolation; then
+		suite "isolation[$v]" "$OBJ/src/test/isolation/output_iso/regression.diffs $OBJ/src/test/isolation/output_iso/log" \
+			make -C "$OBJ/src/test/isolation" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf"
+	fi
+	if want amcheck; then
+		suite "amcheck[$v]" "$OBJ/contrib/amcheck/regression.diffs $OBJ/contrib/amcheck/log $OBJ/contrib/amcheck/tmp_check/log" \
+			make -C "$OBJ/contrib/amcheck" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf"
+	fi
+	if want sql; then
+		tests=$(cd "$FLEXLOCK_TOP/sql" && ls -- *.sql 2>/dev/null | sed 's/\.sql$//' | tr '\n' ' ')
+		d=$CHK/sql-$v
+		rm -rf "$d" && mkdir -p "$d" && hand_over "$d"
+		# shellcheck disable=SC2086
+		suite "sql[$v]" "$d/regression.diffs $d/log" \
+			"$pg_regress" --temp-instance="$d/tmp" --bindir="$INST/bin" \
+			--inputdir="$FLEXLOCK_TOP" --expecteddir="$FLEXLOCK_TOP" --outputdir="$d" \
+			--temp-config="$conf" --no-locale $tests
+	fi
+done
+
+if want tap; then
+	d=$CHK/tap
+	rm -rf "$d" && mkdir -p "$d" && hand_over "$d"
+	run_prove tap "$d" "$FLEXLOCK_TOP"/t/*.pl
+fi
+
+total=$((SECONDS - t_start))
+echo
+if [ $failed -gt 0 ]; then
+	echo "Failed suites (logs, and regression.diffs where there are any):"
+	printf '  %s\n' "${failures[@]}"
+fi
+echo "make check took $((total / 60)) min $((total % 60)) s"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
