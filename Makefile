@@ -17,7 +17,7 @@ S := scripts
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check bench clean distclean
+	check-patches check bench overhead clean distclean
 
 help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
@@ -25,6 +25,7 @@ help:
 	@echo "  make postgres        build vanilla, patched and cassert into build/install/"
 	@echo "  make check           every test, against the cassert build"
 	@echo "  make bench           the benchmark (arrives with the benchmark harness)"
+	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
 	@echo "  make export-patches  write build/src's commits back to patches/"
@@ -58,8 +59,12 @@ bench:
 	@echo "flexlock: 'make bench' arrives with the benchmark harness (issue 4); 'make postgres' builds what it will compare" >&2
 	@exit 2
 
+overhead:
+	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh
+	@$(S)/overhead.sh
+
 clean:
-	rm -rf build/obj build/install build/check build/logs build/check-patches build/check-patches.src
+	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/check-patches build/check-patches.src
 
 distclean:
 	@$(S)/clean.sh distclean

@@ -48,6 +48,8 @@ build_one() {
 
 	id="$(source_id "$name")|${flags[*]}|$cflags"
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$id" ] && [ -x "$inst/bin/postgres" ]; then
+		# the extension is ours: always bring it up to date (make is quick)
+		install_extension "$name"
 		say "$name: up to date ($(rel "$inst"))"
 		return 0
 	fi
@@ -82,8 +84,23 @@ build_one() {
 		run_logged "$LOGS/install-$name.log" "install of $name test modules" "" \
 			make -C "$obj/src/test/modules/injection_points" -s install
 	fi
+	install_extension "$name"
 	echo "$id" >"$stamp"
 	say "$name: installed in $(rel "$inst") ($((SECONDS - t0)) s)"
+}
+
+# The flexlock extension (contrib_flexlock/), built out of tree per build.
+# Vanilla lacks the core patch it reads, so it gets only the control and SQL
+# files: CREATE EXTENSION there must refuse with a clear message.
+install_extension() {
+	local name=$1 inst=$BUILD/install/$1 dir=$BUILD/ext/$1 ext=$FLEXLOCK_TOP/contrib_flexlock
+	if [ "$name" = vanilla ]; then
+		install -m 644 "$ext/flexlock.control" "$ext"/flexlock--*.sql "$("$inst/bin/pg_config" --sharedir)/extension/"
+		return
+	fi
+	mkdir -p "$dir"
+	run_logged "$LOGS/extension-$name.log" "build of the flexlock extension for $name" "" \
+		make -C "$dir" -f "$ext/Makefile" VPATH="$ext" PG_CONFIG="$inst/bin/pg_config" -s all install
 }
 
 [ $# -gt 0 ] || die "usage: build.sh vanilla|patched|cassert ..."

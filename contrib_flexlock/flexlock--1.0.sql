@@ -1,0 +1,151 @@
+/* contrib_flexlock/flexlock--1.0.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION flexlock" to load this file. \quit
+
+-- The counters live in the flexlock core patch.  On a server without it,
+-- stop here with one clear message, before anything is created or loaded.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_settings
+                 WHERE name = 'lock_stats_timing') THEN
+    RAISE EXCEPTION 'this server lacks the flexlock patches'
+      USING DETAIL = 'The flexlock extension reads lock statistics that only a PostgreSQL built with the flexlock patch series keeps.',
+            HINT = 'Build PostgreSQL with the series in patches/ ("make postgres") and install the extension there.';
+  END IF;
+END
+$$;
+
+--
+-- flexlock_lwlocks()
+--
+CREATE FUNCTION flexlock_lwlocks(
+    OUT tranche_id int4,
+    OUT tranche text,
+    OUT acquire_shared int8,
+    OUT acquire_exclusive int8,
+    OUT wait_until_free int8,
+    OUT cond_fail int8,
+    OUT block_shared int8,
+    OUT block_exclusive int8,
+    OUT block_wait_until_free int8,
+    OUT waits int8,
+    OUT wait_time_ms float8,
+    OUT avg_wait_us float8,
+    OUT cas_retries int8,
+    OUT spin_delays int8,
+    OUT dequeue_self int8,
+    OUT wakeups int8,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_lwlocks'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_lwlocks AS
+  SELECT * FROM flexlock_lwlocks();
+
+--
+-- flexlock_spinlocks()
+--
+CREATE FUNCTION flexlock_spinlocks(
+    OUT site text,
+    OUT contended int8,
+    OUT spins int8,
+    OUT delays int8,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_spinlocks'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_spinlocks AS
+  SELECT * FROM flexlock_spinlocks();
+
+--
+-- flexlock_counters(): counter families of the lock variants
+--
+CREATE FUNCTION flexlock_counters(
+    OUT family text,
+    OUT counter text,
+    OUT kind text,
+    OUT value int8,
+    OUT description text,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_counters'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_counters AS
+  SELECT * FROM flexlock_counters();
+
+--
+-- flexlock_backends(pid): per live process and tranche
+--
+CREATE FUNCTION flexlock_backends(
+    pid int4 DEFAULT NULL,
+    OUT pid int4,
+    OUT backend_type text,
+    OUT tranche_id int4,
+    OUT tranche text,
+    OUT acquire_shared int8,
+    OUT acquire_exclusive int8,
+    OUT wait_until_free int8,
+    OUT cond_fail int8,
+    OUT block_shared int8,
+    OUT block_exclusive int8,
+    OUT block_wait_until_free int8,
+    OUT waits int8,
+    OUT wait_time_ms float8,
+    OUT avg_wait_us float8,
+    OUT cas_retries int8,
+    OUT spin_delays int8,
+    OUT dequeue_self int8,
+    OUT wakeups int8,
+    OUT counting_since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_backends'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_backends AS
+  SELECT * FROM flexlock_backends();
+
+--
+-- flexlock_variants(): the lock variants of this build
+--
+CREATE FUNCTION flexlock_variants(
+    OUT name text,
+    OUT guc text,
+    OUT current_setting text,
+    OUT stock_setting text,
+    OUT description text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_variants'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE VIEW flexlock_variants AS
+  SELECT * FROM flexlock_variants();
+
+--
+-- flexlock_reset(): make the views count from now on
+--
+CREATE FUNCTION flexlock_reset()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'flexlock_reset'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Reading is for monitoring roles; resetting is for superusers unless granted.
+REVOKE ALL ON FUNCTION flexlock_lwlocks() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_spinlocks() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_counters() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_backends(int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_variants() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_reset() FROM PUBLIC;
+REVOKE ALL ON flexlock_lwlocks, flexlock_spinlocks, flexlock_counters,
+  flexlock_backends, flexlock_variants FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION flexlock_lwlocks() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION flexlock_spinlocks() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION flexlock_counters() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION flexlock_backends(int4) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION flexlock_variants() TO pg_monitor;
+GRANT SELECT ON flexlock_lwlocks, flexlock_spinlocks, flexlock_counters,
+  flexlock_backends, flexlock_variants TO pg_monitor;

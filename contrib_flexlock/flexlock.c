@@ -1,0 +1,511 @@
+/*-------------------------------------------------------------------------
+ *
+ * flexlock.c
+ *		Show the lock event counters of a flexlock-patched server in SQL.
+ *
+ * The counters themselves live in core (storage/lockstats.h): one slot per
+ * PGPROC, written only by the process that owns it, with plain increments,
+ * never zeroed while the server runs.  This module only reads them.
+ *
+ * Reading: a reader copies a slot's counters into local memory and builds
+ * rows from the copy.  Because the owner keeps writing, a copy may be a few
+ * events behind and, on platforms without atomic 8-byte loads, a counter may
+ * be torn; the slot header (pid, start time, the counters at the time the
+ * current process took the slot) is read under its changecount, the way
+ * pg_stat_activity reads PgBackendStatus.
+ *
+ * Resetting: no process ever writes another's slot.  flexlock_reset() takes
+ * a baseline instead, a copy of every slot's counters, kept in a named DSM
+ * segment (so the module works without shared_preload_libraries); the views
+ * show counters minus the baseline.  The baseline is written under an
+ * exclusive LWLock and read under a shared one.  Counters of kind "max"
+ * cannot be rebased: after a reset a slot contributes its maximum only if
+ * it has changed since.
+ *
+ * Copyright (c) 2026, flexlock authors
+ * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib_flexlock/flexlock.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/dsm_registry.h"
+#include "storage/lockstats.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "utils/backend_status.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+PG_MODULE_MAGIC_EXT(
+					.name = "flexlock",
+					.version = "1.0"
+);
+
+/* Shared state: the reset baseline, one LockStatsData per slot */
+typedef struct FlexlockShared
+{
+	LWLock		lock;			/* protects everything below */
+	TimestampTz reset_time;		/* 0 if never reset */
+	int			nslots;
+	LockStatsData baseline[FLEXIBLE_ARRAY_MEMBER];
+} FlexlockShared;
+
+static FlexlockShared *flexlock_shared = NULL;
+
+/*
+ * The lock variants of this build: one row each, added by the patch that
+ * adds the variant.  A row shows only if the server has its GUC.
+ */
+typedef struct FlexlockVariant
+{
+	const char *name;
+	const char *guc;
+	const char *stock_setting;
+	const char *description;
+} FlexlockVariant;
+
+static const FlexlockVariant flexlock_variant_list[] = {
+	{NULL, NULL, NULL, NULL}
+};
+
+PG_FUNCTION_INFO_V1(flexlock_lwlocks);
+PG_FUNCTION_INFO_V1(flexlock_spinlocks);
+PG_FUNCTION_INFO_V1(flexlock_counters);
+PG_FUNCTION_INFO_V1(flexlock_backends);
+PG_FUNCTION_INFO_V1(flexlock_variants);
+PG_FUNCTION_INFO_V1(flexlock_reset);
+
+static void
+flexlock_init_shmem(void *ptr)
+{
+	FlexlockShared *shared = (FlexlockShared *) ptr;
+
+	LWLockInitialize(&shared->lock, LWLockNewTrancheId());
+	shared->reset_time = 0;
+	shared->nslots = LockStatsShmem->nslots;
+	memset(shared->baseline, 0, sizeof(LockStatsData) * shared->nslots);
+}
+
+static void
+flexlock_attach(void)
+{
+	bool		found;
+
+	if (flexlock_shared != NULL)
+		return;
+	flexlock_shared = GetNamedDSMSegment("flexlock",
+										 offsetof(FlexlockShared, baseline) +
+										 sizeof(LockStatsData) * LockStatsShmem->nslots,
+										 flexlock_init_shmem,
+										 &found);
+	LWLockRegisterTranche(flexlock_shared->lock.tranche, "flexlock");
+}
+
+/* Copy slot i's header consistently (see the changecount protocol). */
+static void
+read_slot_header(int i, int *pid, TimestampTz *started, LockStatsData *start)
+{
+	volatile LockStatsSlot *slot = &LockStatsShmem->slots[i];
+
+	for (;;)
+	{
+		uint32		before = slot->changecount;
+
+		pg_read_barrier();
+		*pid = slot->pid;
+		*started = slot->started;
+		if (start)
+			memcpy(start, (const void *) &slot->start, sizeof(LockStatsData));
+		pg_read_barrier();
+		if (before == slot->changecount && (before & 1) == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static inline void
+copy_slot_data(int i, LockStatsData *dst)
+{
+	memcpy(dst, (const void *) &LockStatsShmem->slots[i].data, sizeof(LockStatsData));
+}
+
+/*
+ * dst += cur - base, for every counter.  Sum counters subtract; max counters
+ * count when they changed.
+ */
+static void
+accumulate(LockStatsData *dst, const LockStatsData *cur, const LockStatsData *base)
+{
+	int			t,
+				c;
+
+	for (t = 0; t < LOCKSTATS_NUM_TRANCHES; t++)
+	{
+		const uint64 *cv = (const uint64 *) &cur->lwlock[t];
+		const uint64 *bv = (const uint64 *) &base->lwlock[t];
+		uint64	   *dv = (uint64 *) &dst->lwlock[t];
+
+		for (c = 0; c < sizeof(LockStatsLWLock) / sizeof(uint64); c++)
+			dv[c] += cv[c] - bv[c];
+	}
+	for (c = 0; c < LOCKSTATS_NUM_COUNTERS; c++)
+	{
+		if (LockStatsCounterDescs[c].kind == LOCKSTATS_MAX)
+		{
+			if (cur->counters[c] != base->counters[c] &&
+				cur->counters[c] > dst->counters[c])
+				dst->counters[c] = cur->counters[c];
+		}
+		else
+			dst->counters[c] += cur->counters[c] - base->counters[c];
+	}
+}
+
+/* Sum over all slots of counters since the last reset. */
+static void
+sum_all_slots(LockStatsData *sum, TimestampTz *reset_time)
+{
+	LockStatsData *cur = palloc(sizeof(LockStatsData));
+	static const LockStatsData zero;
+	int			i;
+
+	flexlock_attach();
+	memset(sum, 0, sizeof(LockStatsData));
+	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
+	*reset_time = flexlock_shared->reset_time;
+	for (i = 0; i < LockStatsShmem->nslots; i++)
+	{
+		copy_slot_data(i, cur);
+		accumulate(sum, cur,
+				   flexlock_shared->reset_time ? &flexlock_shared->baseline[i] : &zero);
+	}
+	LWLockRelease(&flexlock_shared->lock);
+	pfree(cur);
+}
+
+static Datum
+reset_datum(TimestampTz t, bool *isnull)
+{
+	*isnull = (t == 0);
+	return TimestampTzGetDatum(t);
+}
+
+#define LWLOCK_COLS 17
+
+/*
+ * Fill values[] for one tranche row starting at values[first]; returns
+ * false if the row has no name (an unused individual lock number).
+ */
+static bool
+lwlock_row(int t, const LockStatsLWLock *c, Datum *values, bool *nulls, int first)
+{
+	const char *name = LockStatsTrancheName(t);
+	uint64		waits;
+	int			i = first;
+
+	if (name == NULL)
+		return false;
+	waits = c->block[LW_SHARED] + c->block[LW_EXCLUSIVE] + c->block[LW_WAIT_UNTIL_FREE];
+
+	values[i++] = Int32GetDatum(t);
+	values[i++] = CStringGetTextDatum(name);
+	values[i++] = Int64GetDatum(c->acquire[LW_SHARED]);
+	values[i++] = Int64GetDatum(c->acquire[LW_EXCLUSIVE]);
+	values[i++] = Int64GetDatum(c->acquire[LW_WAIT_UNTIL_FREE]);
+	values[i++] = Int64GetDatum(c->cond_fail);
+	values[i++] = Int64GetDatum(c->block[LW_SHARED]);
+	values[i++] = Int64GetDatum(c->block[LW_EXCLUSIVE]);
+	values[i++] = Int64GetDatum(c->block[LW_WAIT_UNTIL_FREE]);
+	values[i++] = Int64GetDatum(waits);
+	values[i++] = Float8GetDatum(c->wait_time_ns / 1000000.0);
+	if (waits > 0)
+		values[i++] = Float8GetDatum(c->wait_time_ns / 1000.0 / waits);
+	else
+		nulls[i++] = true;
+	values[i++] = Int64GetDatum(c->cas_retries);
+	values[i++] = Int64GetDatum(c->spin_delays);
+	values[i++] = Int64GetDatum(c->dequeue_self);
+	values[i++] = Int64GetDatum(c->wakeups);
+	Assert(i - first == LWLOCK_COLS - 1);
+	return true;
+}
+
+static bool
+lwlock_row_active(const LockStatsLWLock *c)
+{
+	const uint64 *v = (const uint64 *) c;
+	int			i;
+
+	for (i = 0; i < sizeof(LockStatsLWLock) / sizeof(uint64); i++)
+		if (v[i] != 0)
+			return true;
+	return false;
+}
+
+/*
+ * flexlock_lwlocks(): one row per tranche, counters summed over all
+ * processes, past and present, since the last reset.
+ */
+Datum
+flexlock_lwlocks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockStatsData *sum = palloc(sizeof(LockStatsData));
+	TimestampTz reset_time;
+	int			t;
+
+	InitMaterializedSRF(fcinfo, 0);
+	sum_all_slots(sum, &reset_time);
+
+	for (t = 0; t < LOCKSTATS_NUM_TRANCHES; t++)
+	{
+		Datum		values[LWLOCK_COLS] = {0};
+		bool		nulls[LWLOCK_COLS] = {0};
+
+		/* extension rows that nobody used stay out */
+		if (t >= LWTRANCHE_FIRST_USER_DEFINED && !lwlock_row_active(&sum->lwlock[t]))
+			continue;
+		if (!lwlock_row(t, &sum->lwlock[t], values, nulls, 0))
+			continue;
+		values[LWLOCK_COLS - 1] = reset_datum(reset_time, &nulls[LWLOCK_COLS - 1]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	pfree(sum);
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_spinlocks(): contended spinlock acquisitions by call site.
+ */
+Datum
+flexlock_spinlocks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockStatsData *cur = palloc(sizeof(LockStatsData));
+	static const LockStatsData zero;
+	/* sites by name, at most all entries of all slots */
+	int			maxsites;
+	char	  **names;
+	uint64	   *agg;
+	int			nsites = 0;
+	TimestampTz reset_time;
+	int			i,
+				j,
+				k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	flexlock_attach();
+
+	maxsites = LOCKSTATS_SPIN_SITES * LockStatsShmem->nslots;
+	names = palloc(sizeof(char *) * maxsites);
+	agg = palloc0(sizeof(uint64) * 3 * maxsites);
+
+	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
+	reset_time = flexlock_shared->reset_time;
+	for (i = 0; i < LockStatsShmem->nslots; i++)
+	{
+		const LockStatsData *base = reset_time ? &flexlock_shared->baseline[i] : &zero;
+
+		copy_slot_data(i, cur);
+		for (j = 0; j < LOCKSTATS_SPIN_SITES; j++)
+		{
+			LockStatsSpinSite *s = &cur->spin[j];
+			uint64		contended = s->contended - base->spin[j].contended;
+
+			if (s->func[0] == '\0' || contended == 0)
+				continue;
+			s->func[LOCKSTATS_SPIN_SITE_NAMELEN - 1] = '\0';
+			for (k = 0; k < nsites; k++)
+				if (strcmp(names[k], s->func) == 0)
+					break;
+			if (k == nsites)
+				names[nsites++] = pstrdup(s->func);
+			agg[3 * k] += contended;
+			agg[3 * k + 1] += s->spins - base->spin[j].spins;
+			agg[3 * k + 2] += s->delays - base->spin[j].delays;
+		}
+	}
+	LWLockRelease(&flexlock_shared->lock);
+
+	for (k = 0; k < nsites; k++)
+	{
+		Datum		values[5];
+		bool		nulls[5] = {0};
+
+		values[0] = CStringGetTextDatum(names[k]);
+		values[1] = Int64GetDatum(agg[3 * k]);
+		values[2] = Int64GetDatum(agg[3 * k + 1]);
+		values[3] = Int64GetDatum(agg[3 * k + 2]);
+		values[4] = reset_datum(reset_time, &nulls[4]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	pfree(cur);
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_counters(): the counter families of the lock variants.
+ */
+Datum
+flexlock_counters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockStatsData *sum = palloc(sizeof(LockStatsData));
+	TimestampTz reset_time;
+	int			c;
+
+	InitMaterializedSRF(fcinfo, 0);
+	sum_all_slots(sum, &reset_time);
+
+	for (c = 0; c < LOCKSTATS_NUM_COUNTERS; c++)
+	{
+		const LockStatsCounterDesc *d = &LockStatsCounterDescs[c];
+		Datum		values[6];
+		bool		nulls[6] = {0};
+
+		values[0] = CStringGetTextDatum(d->family);
+		values[1] = CStringGetTextDatum(d->name);
+		values[2] = CStringGetTextDatum(d->kind == LOCKSTATS_MAX ? "max" : "sum");
+		values[3] = Int64GetDatum(sum->counters[c]);
+		values[4] = CStringGetTextDatum(d->description);
+		values[5] = reset_datum(reset_time, &nulls[5]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	pfree(sum);
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_backends(pid): per live process (or one process), the tranches
+ * it used, counted since it started or since the last reset, whichever is
+ * later.
+ */
+Datum
+flexlock_backends(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		one = !PG_ARGISNULL(0);
+	int			want = one ? PG_GETARG_INT32(0) : 0;
+	bool		found = false;
+	LockStatsData *cur = palloc(sizeof(LockStatsData));
+	LockStatsData *start = palloc(sizeof(LockStatsData));
+	LockStatsData *delta = palloc(sizeof(LockStatsData));
+	int			i,
+				t;
+
+	InitMaterializedSRF(fcinfo, 0);
+	flexlock_attach();
+
+	for (i = 0; i < LockStatsShmem->nslots; i++)
+	{
+		PGPROC	   *proc = GetPGProcByNumber(i);
+		PgBackendStatus *beentry;
+		const char *btype;
+		int			pid;
+		TimestampTz started;
+		TimestampTz since;
+
+		read_slot_header(i, &pid, &started, start);
+		/* only slots whose process is alive now */
+		if (pid == 0 || proc->pid != pid)
+			continue;
+		if (one && pid != want)
+			continue;
+		found = true;
+
+		copy_slot_data(i, cur);
+		since = started;
+		LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
+		if (flexlock_shared->reset_time > started)
+		{
+			memcpy(start, &flexlock_shared->baseline[i], sizeof(LockStatsData));
+			since = flexlock_shared->reset_time;
+		}
+		LWLockRelease(&flexlock_shared->lock);
+		memset(delta, 0, sizeof(LockStatsData));
+		accumulate(delta, cur, start);
+
+		beentry = pgstat_get_beentry_by_proc_number(i);
+		btype = beentry ? GetBackendTypeDesc(beentry->st_backendType) : "unknown";
+
+		for (t = 0; t < LOCKSTATS_NUM_TRANCHES; t++)
+		{
+			Datum		values[LWLOCK_COLS + 2] = {0};
+			bool		nulls[LWLOCK_COLS + 2] = {0};
+
+			if (!lwlock_row_active(&delta->lwlock[t]))
+				continue;
+			values[0] = Int32GetDatum(pid);
+			values[1] = CStringGetTextDatum(btype);
+			if (!lwlock_row(t, &delta->lwlock[t], values, nulls, 2))
+				continue;
+			values[LWLOCK_COLS + 1] = TimestampTzGetDatum(since);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+
+	if (one && !found)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no server process with PID %d has lock statistics", want),
+				 errhint("Lock statistics exist for processes that have a PGPROC: backends, auxiliary processes, background workers.")));
+
+	pfree(cur);
+	pfree(start);
+	pfree(delta);
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_variants(): the lock variants of this build.
+ */
+Datum
+flexlock_variants(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const FlexlockVariant *v;
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (v = flexlock_variant_list; v->name != NULL; v++)
+	{
+		const char *setting = GetConfigOption(v->guc, true, false);
+		Datum		values[5];
+		bool		nulls[5] = {0};
+
+		if (setting == NULL)
+			continue;			/* this server lacks the variant */
+		values[0] = CStringGetTextDatum(v->name);
+		values[1] = CStringGetTextDatum(v->guc);
+		values[2] = CStringGetTextDatum(setting);
+		values[3] = CStringGetTextDatum(v->stock_setting);
+		values[4] = CStringGetTextDatum(v->description);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_reset(): take every slot's counters as the new baseline.
+ */
+Datum
+flexlock_reset(PG_FUNCTION_ARGS)
+{
+	int			i;
+
+	flexlock_attach();
+	LWLockAcquire(&flexlock_shared->lock, LW_EXCLUSIVE);
+	for (i = 0; i < LockStatsShmem->nslots; i++)
+		copy_slot_data(i, &flexlock_shared->baseline[i]);
+	flexlock_shared->reset_time = GetCurrentTimestamp();
+	LWLockRelease(&flexlock_shared->lock);
+
+	PG_RETURN_TIMESTAMPTZ(flexlock_shared->reset_time);
+}

@@ -1,0 +1,98 @@
+--
+-- The flexlock extension: objects, counters, reset, privileges, bad input.
+-- Assertions are relations between counters, not numbers, so the output does
+-- not depend on the machine.
+--
+CREATE EXTENSION flexlock;
+
+-- Views and their columns
+SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) AS columns
+  FROM information_schema.columns
+ WHERE table_schema = 'public' AND table_name LIKE 'flexlock%'
+ GROUP BY table_name ORDER BY table_name;
+
+SHOW lock_stats_timing;
+
+-- Every built-in tranche and individual lock has a row, once.
+SELECT count(*) > 50 AS many_tranches,
+       count(*) = count(DISTINCT tranche_id) AS one_row_per_id
+  FROM flexlock_lwlocks;
+SELECT tranche FROM flexlock_lwlocks
+ WHERE tranche IN ('ProcArray', 'WALWrite', 'XidGen', 'BufferContent',
+                   'BufferMapping', 'WALInsert', 'LockManager')
+ ORDER BY tranche;
+
+-- Work, then the counters relate as they must.
+SELECT flexlock_reset() <= now() + interval '1 minute' AS reset_done;
+CREATE TABLE regress_flexlock (id int PRIMARY KEY, v text)
+  WITH (autovacuum_enabled = off);
+INSERT INTO regress_flexlock SELECT g, 'x' FROM generate_series(1, 5000) g;
+SELECT count(*) FROM regress_flexlock WHERE id <= 100;
+
+SELECT sum(waits) <= sum(acquire_shared + acquire_exclusive + wait_until_free) AS waits_le_acquires,
+       sum(dequeue_self) <= sum(acquire_shared + acquire_exclusive + wait_until_free) AS dequeues_le_acquires,
+       bool_and(waits = block_shared + block_exclusive + block_wait_until_free) AS waits_are_blocks,
+       bool_and(stats_reset IS NOT NULL) AS reset_time_shown
+  FROM flexlock_lwlocks;
+-- DDL and inserts take these exclusively, snapshots take ProcArray shared.
+SELECT tranche, acquire_exclusive > 0 AS exclusive_taken
+  FROM flexlock_lwlocks
+ WHERE tranche IN ('XidGen', 'WALInsert', 'BufferContent')
+ ORDER BY tranche;
+SELECT acquire_shared > 0 AS procarray_shared_taken
+  FROM flexlock_lwlocks WHERE tranche = 'ProcArray';
+SELECT acquire_exclusive >= 5000 AS one_exclusive_buffer_lock_per_row
+  FROM flexlock_lwlocks WHERE tranche = 'BufferContent';
+
+-- This backend's own counters
+SELECT count(*) > 0 AS my_rows,
+       bool_and(backend_type = 'client backend') AS client_backend,
+       sum(acquire_exclusive) FILTER (WHERE tranche = 'BufferContent') >= 5000 AS my_buffer_locks
+  FROM flexlock_backends(pg_backend_pid());
+SELECT count(DISTINCT pid) >= 1 AS live_processes FROM flexlock_backends;
+
+-- Reset brings the counters back near zero.
+SELECT flexlock_reset() IS NOT NULL AS reset_done;
+SELECT acquire_exclusive < 500 AS buffer_locks_near_zero
+  FROM flexlock_lwlocks WHERE tranche = 'BufferContent';
+SELECT coalesce(sum(acquire_exclusive) FILTER (WHERE tranche = 'BufferContent'), 0) < 500
+       AS my_buffer_locks_near_zero
+  FROM flexlock_backends(pg_backend_pid());
+
+-- Spinlocks and counter families
+SELECT bool_and(spins >= contended) IS NOT FALSE AS spins_ge_contended,
+       bool_and(contended > 0) IS NOT FALSE AS only_contended_sites
+  FROM flexlock_spinlocks;
+SELECT family, counter, kind FROM flexlock_counters ORDER BY family, counter;
+
+-- No variants yet in this build.
+SELECT name, guc, current_setting = stock_setting AS stock FROM flexlock_variants ORDER BY name;
+
+-- Bad input
+SELECT * FROM flexlock_backends(-1);
+SELECT * FROM flexlock_backends(0);
+
+-- Privileges: pg_monitor reads, PUBLIC cannot; reset and timing are for superusers.
+CREATE ROLE regress_flexlock_reader;
+SET ROLE regress_flexlock_reader;
+SELECT count(*) FROM flexlock_lwlocks;
+SELECT count(*) FROM flexlock_backends();
+SELECT flexlock_reset();
+RESET ROLE;
+GRANT pg_monitor TO regress_flexlock_reader;
+SET ROLE regress_flexlock_reader;
+SELECT count(*) > 0 AS monitor_reads FROM flexlock_lwlocks;
+SELECT count(*) > 0 AS monitor_reads_backends FROM flexlock_backends();
+SELECT count(*) > 0 AS monitor_reads_counters FROM flexlock_counters;
+SELECT flexlock_reset();
+SET lock_stats_timing = off;
+RESET ROLE;
+
+-- lock_stats_timing off: sleeps still counted, time not (checked in t/).
+SET lock_stats_timing = off;
+SHOW lock_stats_timing;
+RESET lock_stats_timing;
+
+DROP TABLE regress_flexlock;
+DROP ROLE regress_flexlock_reader;
+DROP EXTENSION flexlock;
