@@ -75,7 +75,7 @@ suite() {
 		done
 		failures+=("$name: $(rel "$dir")/")
 		printf 'FAIL  %-24s %4d s  -> %s/\n' "$name" "$secs" "$(rel "$dir")"
-		grep -E '^(not ok|# Failed|FATAL|.*FAILED|.* failed \(| *[0-9]+ of [0-9]+ tests failed)' \
+		grep -E '(^not ok|Failed test|^FATAL|FAILED|^# [0-9]+ of [0-9]+ tests failed|^not ok [0-9]+ +[-+] )' \
 			"$dir/output.log" | head -n 8 | sed 's/^/      /' || true
 	fi
 }

@@ -71,16 +71,28 @@ instructions() {
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$log.log" | tail -n1
 }
 
+# Servers run only to initialise the data; stop any we leave behind.
+SOCK=$(mktemp -d /tmp/flexlock-overhead-XXXXXX)
+chmod 777 "$SOCK"
+running=""
+cleanup() {
+	[ -n "$running" ] && as_user "$BUILD/install/$running/bin/pg_ctl" -D "$WORK/$running/template" -m immediate -w stop >/dev/null 2>&1
+	rm -rf "$SOCK"
+}
+trap cleanup EXIT
+
 declare -A per_txn
 for b in vanilla patched; do
 	bin=$BUILD/install/$b/bin
 	say "$b: initialising pgbench data (scale 1)"
 	mkdir -p "$WORK/$b" && hand_over "$WORK/$b"
 	run_logged "$WORK/$b-init.log" "initdb for $b" "" as_user "$bin/initdb" -D "$WORK/$b/template" --no-sync -A trust
-	run_logged "$WORK/$b-init.log.2" "start of $b" "" as_user "$bin/pg_ctl" -D "$WORK/$b/template" -o "-p 5499 -k /tmp -c listen_addresses=''" -w start
-	run_logged "$WORK/$b-init.log.3" "pgbench -i for $b" "" as_user "$bin/pgbench" -h /tmp -p 5499 -i -s 1 -q postgres
-	run_logged "$WORK/$b-init.log.4" "vacuum for $b" "" as_user "$bin/psql" -h /tmp -p 5499 -X -q -c "VACUUM ANALYZE; CHECKPOINT" postgres
+	run_logged "$WORK/$b-init.log.2" "start of $b" "" as_user "$bin/pg_ctl" -D "$WORK/$b/template" -o "-p 5499 -k $SOCK -c listen_addresses=''" -w start
+	running=$b
+	run_logged "$WORK/$b-init.log.3" "pgbench -i for $b" "" as_user "$bin/pgbench" -h "$SOCK" -p 5499 -i -s 1 -q postgres
+	run_logged "$WORK/$b-init.log.4" "vacuum for $b" "" as_user "$bin/psql" -h "$SOCK" -p 5499 -X -q -c "VACUUM ANALYZE" -c CHECKPOINT postgres
 	run_logged "$WORK/$b-init.log.5" "stop of $b" "" as_user "$bin/pg_ctl" -D "$WORK/$b/template" -w stop
+	running=""
 	base=$(instructions "$b" "$WORK/empty.sql")
 	for w in select tpcb; do
 		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
