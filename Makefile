@@ -10,11 +10,15 @@
 #   JOBS=N               parallel build jobs (default: number of cores)
 #   FORCE=1              `make tree`: discard build/src and lay it out anew
 #   FLEXLOCK_USER=name   unprivileged user for servers when run as root
+#   PRESET=name          `make bench`: bench-scripts/presets/NAME.conf
+#   BENCH_ARGS="..."     `make bench`: more flexbench options (--clients 1,8 ...)
+#   BENCH_OUT=dir        `make bench`: the run directory to create
 
 SHELL := /bin/bash
 S := scripts
 
-export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE
+export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
+	PRESET BENCH_ARGS BENCH_OUT
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check bench overhead clean distclean
@@ -24,7 +28,7 @@ help:
 	@echo
 	@echo "  make postgres        build vanilla, patched and cassert into build/install/"
 	@echo "  make check           every test, against the cassert build"
-	@echo "  make bench           the benchmark (arrives with the benchmark harness)"
+	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
@@ -55,9 +59,8 @@ check-patches: deps
 check: deps
 	@$(S)/check.sh
 
-bench:
-	@echo "flexlock: 'make bench' arrives with the benchmark harness (issue 4); 'make postgres' builds what it will compare" >&2
-	@exit 2
+bench: deps
+	@$(S)/bench.sh
 
 overhead:
 	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh

@@ -4,6 +4,8 @@
 # Suites (SUITES selects some; default all):
 #   patches     the series applies with git am to the pristine source
 #   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums
+#   bench       the benchmark driver's tests (bench-scripts/tests): pgbench output
+#               parsing, usage errors, reports, a smoke run on the cassert build
 #   regress     PostgreSQL's core regression suite        } once per variant
 #   isolation   PostgreSQL's isolation suite              } config file in
 #   amcheck     contrib/amcheck's regression and TAP tests } variants/ (VARIANTS
@@ -18,7 +20,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ALL_SUITES="patches tooling regress isolation amcheck sql tap"
+ALL_SUITES="patches tooling bench regress isolation amcheck sql tap"
 SUITES=${SUITES:-$ALL_SUITES}
 CHK=$BUILD/check
 OBJ=$BUILD/obj/cassert
@@ -127,6 +129,13 @@ if want tooling; then
 	d=$CHK/tooling
 	rm -rf "$d" && mkdir -p "$d" && hand_over "$d"
 	run_prove tooling "$d" "$FLEXLOCK_TOP"/t/tooling/*.pl
+fi
+
+if want bench; then
+	mkdir -p "$BUILD/bench" && hand_over "$BUILD/bench"
+	suite bench "" env -C "$FLEXLOCK_TOP/bench-scripts/tests" FLEXBENCH_SMOKE=1 PYTHONDONTWRITEBYTECODE=1 \
+		FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
+		/usr/bin/python3 -m unittest -v test_flexbench
 fi
 
 for v in "${variants[@]}"; do

@@ -23,6 +23,7 @@ PKGS=(
 	ca-certificates		# download from the PostgreSQL site, if reachable
 	acl			# let the test user reach a checkout under /root
 	util-linux		# runuser
+	python3 python3-matplotlib	# the benchmark driver and its plots
 )
 # shellcheck disable=SC2206
 PKGS+=(${FLEXLOCK_DEPS_EXTRA:-})

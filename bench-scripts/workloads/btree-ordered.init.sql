@@ -1,0 +1,1 @@
+CREATE UNLOGGED TABLE ordered_ins (id serial PRIMARY KEY, v int4);

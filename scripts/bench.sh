@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# scripts/bench.sh — `make bench`: build what is missing, run a preset of the
+# benchmark matrix (bench-scripts/flexbench.py), print the summary and plots.
+#
+#   PRESET=quick|default|full|seed-000|...   (bench-scripts/presets/)
+#   BENCH_ARGS="--clients 1,8 --reps 5"      more flexbench options
+#   BENCH_OUT=dir                            run directory (default: a new
+#                                            one under bench-scripts/results/)
+
+. "$(dirname "$0")/lib.sh"
+
+PRESET=${PRESET:-default}
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# Check the options before building anything.
+# shellcheck disable=SC2086
+"$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" list >/dev/null ||
+	die "the benchmark driver does not run: is python3-matplotlib installed ('make deps')?"
+[ -f "$FLEXLOCK_TOP/bench-scripts/presets/$PRESET.conf" ] ||
+	die "unknown preset '$PRESET' (known: $(cd "$FLEXLOCK_TOP/bench-scripts/presets" && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' '))"
+
+"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
+ensure_test_user
+mkdir -p "$BUILD/bench"
+hand_over "$BUILD/bench"
+
+args=(run --preset "$PRESET")
+[ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")
+# shellcheck disable=SC2206
+args+=(${BENCH_ARGS:-})
+exec "$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" "${args[@]}"
