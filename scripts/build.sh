@@ -98,7 +98,9 @@ install_extension() {
 		install -m 644 "$ext/flexlock.control" "$ext"/flexlock--*.sql "$("$inst/bin/pg_config" --sharedir)/extension/"
 		return
 	fi
-	mkdir -p "$dir"
+	# Always from scratch: PGXS does not track the server headers, and the
+	# counters' layout (storage/lockstats.h) changes with the series.
+	rm -rf "$dir" && mkdir -p "$dir"
 	run_logged "$LOGS/extension-$name.log" "build of the flexlock extension for $name" "" \
 		make -C "$dir" -f "$ext/Makefile" VPATH="$ext" PG_CONFIG="$inst/bin/pg_config" -s all install
 }
