@@ -15,7 +15,9 @@
 
 # Identical for the two -O2 builds so that they compare fairly.  No ICU and no
 # readline: fewer run-time dependencies, so installs travel to other machines.
-COMMON_FLAGS=(--without-icu --without-readline --enable-debug)
+# --enable-depend: without it make does not see header changes, and an edit
+# of a header in build/src would leave objects compiled against the old one.
+COMMON_FLAGS=(--without-icu --without-readline --enable-debug --enable-depend)
 O2_CFLAGS=${O2_CFLAGS:--O2}
 CASSERT_FLAGS=(--enable-cassert --enable-tap-tests --enable-injection-points)
 CASSERT_CFLAGS=${CASSERT_CFLAGS:--O2}
