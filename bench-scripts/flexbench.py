@@ -125,13 +125,24 @@ def list_presets():
     return sorted(p.stem for p in PRESETS.glob("*.conf"))
 
 
-def variant_settings(name):
-    """GUCs of variants/NAME.conf (the same files make check uses)."""
+def variant_conf(name):
     path = VARIANTS / f"{name}.conf"
     if not path.is_file():
         known = sorted(p.stem for p in VARIANTS.glob("*.conf"))
         raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
-    return {k: v for k, v in parse_conf(path).items() if not k.startswith("flexlock_test.")}
+    return parse_conf(path)
+
+
+def variant_settings(name):
+    """GUCs of variants/NAME.conf (the same files make check uses)."""
+    return {k: v for k, v in variant_conf(name).items() if not k.startswith("flexlock_test.")}
+
+
+def variant_workloads(name):
+    """The workloads a variant is benchmarked on: flexlock_test.bench_workloads
+    (a placeholder GUC, harmless to the server), or all if unset."""
+    w = variant_conf(name).get("flexlock_test.bench_workloads")
+    return set(names(w)) if w else None
 
 
 # --- pgbench output -----------------------------------------------------------
@@ -385,12 +396,16 @@ class Matrix:
         self.meta = {}
         self.sockdir = None
 
-    def configs(self):
-        """(build, variant) pairs: vanilla only runs stock."""
+    def configs(self, workload=None):
+        """(build, variant) pairs: vanilla only runs stock; a variant runs
+        only on the workloads it names (flexlock_test.bench_workloads)."""
         out = []
         for b in self.args.builds:
             for v in self.args.variants:
                 if b == "vanilla" and v != "stock":
+                    continue
+                only = variant_workloads(v)
+                if workload and v != "stock" and only is not None and workload not in only:
                     continue
                 out.append((b, v))
         return out
@@ -398,8 +413,7 @@ class Matrix:
     def run(self):
         a = self.args
         workloads = [Workload(w) for w in a.workloads]
-        configs = self.configs()
-        total = len(workloads) * len(a.clients) * a.reps * len(configs)
+        total = sum(len(self.configs(w.name)) for w in workloads) * len(a.clients) * a.reps
         per_run = a.duration + a.warmup + 1.5
 
         self.out.mkdir(parents=True)
@@ -431,7 +445,7 @@ class Matrix:
         self.meta.update(series_info())
         base = base_settings(max(a.clients))
         print(f"flexbench: {total} runs ({len(workloads)} workloads x {len(a.clients)} client counts x "
-              f"{a.reps} reps x {len(configs)} build/variants), about {fmt_time(total * per_run)}; "
+              f"{a.reps} reps x their builds/variants), about {fmt_time(total * per_run)}; "
               f"output in {self.out}", flush=True)
 
         csvf = open(self.out / "runs.csv", "w", newline="")
@@ -451,7 +465,7 @@ class Matrix:
                 self.init_workload(w, workdir)
                 for c in a.clients:
                     for rep in range(1, a.reps + 1):
-                        for (b, v) in configs:
+                        for (b, v) in self.configs(w.name):
                             row = self.one_run(w, c, rep, b, v, workdir)
                             writer.writerow(row)
                             csvf.flush()
@@ -585,19 +599,22 @@ def report(out):
         mx = meta["matrix"]
         lines += [f"Matrix: preset {meta.get('preset')}, {mx['reps']} repetitions of {mx['duration_s']} s "
                   f"(after {mx['warmup_s']} s warm-up), interleaved; tps is the median; ratio is to "
-                  f"vanilla at the same client count.", ""]
+                  f"vanilla/stock (or, without vanilla, the build's stock) at the same client count.", ""]
     plots = []
     for w in sorted(med):
-        cfgs = sorted(med[w], key=lambda c: (c[0] != "vanilla", c))
+        # ratios to vanilla, or to the first build's stock run without one;
+        # the base comes first, then the other builds and variants
+        cfgs = sorted(med[w], key=lambda c: (c[0] != "vanilla", c[1] != "stock", c))
+        base_cfg = cfgs[0] if cfgs[0][1] == "stock" else None
+        base = med[w].get(base_cfg) if base_cfg else None
         info = meta.get("workloads", {}).get(w, {})
         lines += [f"## {w}", ""]
         if info:
             lines += [f"{info.get('description', '')} (seed {info.get('seed', '-')})", ""]
-        base = med[w].get(("vanilla", "stock"))
         head = ["clients"]
         for cfg in cfgs:
             head.append(f"{cfg[0]}/{cfg[1]}")
-            if base and cfg != ("vanilla", "stock"):
+            if base and cfg != base_cfg:
                 head.append("ratio")
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---:|" * len(head))
@@ -606,7 +623,7 @@ def report(out):
             for cfg in cfgs:
                 v = med[w][cfg].get(c)
                 cells.append(f"{v[0]:.0f}" if v else "-")
-                if base and cfg != ("vanilla", "stock"):
+                if base and cfg != base_cfg:
                     b = base.get(c)
                     cells.append(f"{v[0] / b[0]:.3f}" if v and b and b[0] > 0 else "-")
             lines.append("| " + " | ".join(cells) + " |")

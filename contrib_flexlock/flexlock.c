@@ -72,6 +72,10 @@ typedef struct FlexlockVariant
 } FlexlockVariant;
 
 static const FlexlockVariant flexlock_variant_list[] = {
+	{"btree-leaf-exclusive-descent", "btree_leaf_exclusive_descent", "on",
+	"inserts lock the B-tree leaf exclusively on descent (off: share, then relock, pre-12)"},
+	{"procarray-group-clear", "procarray_group_clear", "on",
+	"commits clear their XID under ProcArrayLock, or as a group when it is busy (off: always wait; always: always group)"},
 	{NULL, NULL, NULL, NULL}
 };
 

@@ -65,8 +65,21 @@ SELECT bool_and(spins >= contended) IS NOT FALSE AS spins_ge_contended,
   FROM flexlock_spinlocks;
 SELECT family, counter, kind FROM flexlock_counters ORDER BY family, counter;
 
--- No variants yet in this build.
-SELECT name, guc, current_setting = stock_setting AS stock FROM flexlock_variants ORDER BY name;
+-- The lock variants of this build (their current settings depend on the
+-- variant config the suite runs with).
+SELECT name, guc, stock_setting, current_setting IS NOT NULL AS has_setting
+  FROM flexlock_variants ORDER BY name;
+
+-- The variant config under test reached the server: with stock.conf no
+-- variant differs from stock, with any other exactly one does.
+SELECT count(*) = CASE current_setting('flexlock_test.variant') WHEN 'stock' THEN 0 ELSE 1 END
+       AS variant_config_in_effect
+  FROM flexlock_variants WHERE current_setting <> stock_setting;
+
+-- Bad values of the variant GUCs are refused with the usual messages.
+SET btree_leaf_exclusive_descent = maybe;
+ALTER SYSTEM SET procarray_group_clear = sometimes;
+SET procarray_group_clear = off;
 
 -- Bad input
 SELECT * FROM flexlock_backends(-1);

@@ -8,6 +8,7 @@ interleaved variants, and an interrupted run.
 Run: python3 -m unittest discover -s bench-scripts/tests -v
 """
 
+import argparse
 import csv
 import json
 import os
@@ -95,6 +96,24 @@ class ConfTest(unittest.TestCase):
             for w in flexbench.names(conf["workloads"]):
                 flexbench.Workload(w)
             flexbench.positive_ints(conf["clients"], "clients")
+
+    def test_variants_scoped_to_workloads(self):
+        with tempfile.TemporaryDirectory() as d:
+            old = flexbench.VARIANTS
+            flexbench.VARIANTS = Path(d)
+            try:
+                (Path(d) / "stock.conf").write_text("flexlock_test.variant = 'stock'\n")
+                (Path(d) / "x.conf").write_text("a = 1\nflexlock_test.bench_workloads = 'w1 w2'\n")
+                (Path(d) / "y.conf").write_text("b = 2\n")
+                m = flexbench.Matrix.__new__(flexbench.Matrix)
+                m.args = argparse.Namespace(builds=["vanilla", "patched"], variants=["stock", "x", "y"])
+                self.assertEqual(m.configs("w1"), [("vanilla", "stock"), ("patched", "stock"),
+                                                   ("patched", "x"), ("patched", "y")])
+                self.assertEqual(m.configs("w3"), [("vanilla", "stock"), ("patched", "stock"),
+                                                   ("patched", "y")])
+                self.assertEqual(flexbench.variant_settings("x"), {"a": "1"})
+            finally:
+                flexbench.VARIANTS = old
 
     def test_lock_delta(self):
         before = {"A": (10, 1, 0.5), "B": (5, 0, 0.0), "#counters": {"f.c": 3}}
@@ -235,7 +254,7 @@ class SmokeTest(unittest.TestCase):
 
         summary = (out / "summary.md").read_text()
         self.assertIn("## insert-10", summary)
-        self.assertIn("| clients | cassert/notiming | cassert/stock |", summary)
+        self.assertIn("| clients | cassert/stock | cassert/notiming | ratio |", summary)
         for w in ("insert-10", "hot-rows"):
             self.assertEqual((out / "plots" / f"{w}.png").read_bytes()[:8], PNG_MAGIC)
             self.assertTrue((out / "plots" / f"{w}.svg").is_file())
