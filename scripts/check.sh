@@ -6,6 +6,8 @@
 #   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums
 #   bench       the benchmark driver's tests (bench-scripts/tests): pgbench output
 #               parsing, usage errors, reports, a smoke run on the cassert build
+#   gucs        PostgreSQL's check that every GUC is in postgresql.conf.sample
+#               and documented (test_misc/t/003_check_guc.pl)
 #   regress     PostgreSQL's core regression suite        } once per variant
 #   isolation   PostgreSQL's isolation suite              } config file in
 #   amcheck     contrib/amcheck's regression and TAP tests } variants/ (VARIANTS
@@ -20,7 +22,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ALL_SUITES="patches tooling bench regress isolation amcheck sql tap"
+ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql tap"
 SUITES=${SUITES:-$ALL_SUITES}
 CHK=$BUILD/check
 OBJ=$BUILD/obj/cassert
@@ -97,7 +99,7 @@ hand_over "$CHK" "$OBJ"
 
 # One temporary installation (core, all of contrib, injection_points) serves
 # every suite of PostgreSQL's tree; the suites then run with NO_TEMP_INSTALL.
-if want regress || want isolation || want amcheck; then
+if want regress || want isolation || want amcheck || want gucs; then
 	say "preparing the temporary installation for PostgreSQL's suites"
 	as_user make -C "$OBJ" temp-install \
 		EXTRA_INSTALL="contrib src/test/modules/injection_points" >"$CHK/temp-install.log" 2>&1 ||
@@ -136,6 +138,11 @@ if want bench; then
 	suite bench "" env -C "$FLEXLOCK_TOP/bench-scripts/tests" FLEXBENCH_SMOKE=1 PYTHONDONTWRITEBYTECODE=1 \
 		FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
 		/usr/bin/python3 -m unittest -v test_flexbench
+fi
+
+if want gucs; then
+	suite gucs "$OBJ/src/test/modules/test_misc/tmp_check/log" \
+		make -C "$OBJ/src/test/modules/test_misc" check NO_TEMP_INSTALL=1 PROVE_TESTS=t/003_check_guc.pl
 fi
 
 for v in "${variants[@]}"; do
