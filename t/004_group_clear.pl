@@ -27,19 +27,8 @@ sub gc
 }
 
 my %script = (
-	# pgbench's TPC-B-like transaction
-	'tpcb' => q{
-\set aid random(1, 100000 * :scale)
-\set bid random(1, 1 * :scale)
-\set tid random(1, 10 * :scale)
-\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-END;
-},
+	# the benchmark's TPC-B-like transaction (pgbench's built-in one)
+	'tpcb' => slurp_file("$ENV{FLEXLOCK_TOP}/bench-scripts/workloads/tpcb-logged.sql"),
 	# subtransactions: one kept, one rolled back, then 70 more that
 	# overflow the PGPROC subxid cache
 	'sub' => q{
