@@ -53,8 +53,7 @@ typedef struct FlexlockShared
 {
 	LWLock		lock;			/* protects everything below */
 	TimestampTz reset_time;		/* 0 if never reset */
-	int			nslots;
-	LockStatsData baseline[FLEXIBLE_ARRAY_MEMBER];
+	LockStatsData baseline[FLEXIBLE_ARRAY_MEMBER];	/* one per slot */
 } FlexlockShared;
 
 static FlexlockShared *flexlock_shared = NULL;
@@ -93,8 +92,7 @@ flexlock_init_shmem(void *ptr)
 
 	LWLockInitialize(&shared->lock, LWLockNewTrancheId());
 	shared->reset_time = 0;
-	shared->nslots = LockStatsShmem->nslots;
-	memset(shared->baseline, 0, sizeof(LockStatsData) * shared->nslots);
+	memset(shared->baseline, 0, sizeof(LockStatsData) * LockStatsShmem->nslots);
 }
 
 static void
@@ -132,6 +130,18 @@ read_slot_header(int i, int *pid, TimestampTz *started, LockStatsData *start)
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * What the views subtract from slot i: the baseline of the last reset, or
+ * nothing if there was none.  Caller holds flexlock_shared->lock.
+ */
+static const LockStatsData *
+slot_baseline(int i)
+{
+	static const LockStatsData zero;
+
+	return flexlock_shared->reset_time ? &flexlock_shared->baseline[i] : &zero;
 }
 
 static inline void
@@ -177,7 +187,6 @@ static void
 sum_all_slots(LockStatsData *sum, TimestampTz *reset_time)
 {
 	LockStatsData *cur = palloc(sizeof(LockStatsData));
-	static const LockStatsData zero;
 	int			i;
 
 	flexlock_attach();
@@ -187,8 +196,7 @@ sum_all_slots(LockStatsData *sum, TimestampTz *reset_time)
 	for (i = 0; i < LockStatsShmem->nslots; i++)
 	{
 		copy_slot_data(i, cur);
-		accumulate(sum, cur,
-				   flexlock_shared->reset_time ? &flexlock_shared->baseline[i] : &zero);
+		accumulate(sum, cur, slot_baseline(i));
 	}
 	LWLockRelease(&flexlock_shared->lock);
 	pfree(cur);
@@ -293,7 +301,6 @@ flexlock_spinlocks(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LockStatsData *cur = palloc(sizeof(LockStatsData));
-	static const LockStatsData zero;
 	/* sites by name, at most all entries of all slots */
 	int			maxsites;
 	char	  **names;
@@ -315,7 +322,7 @@ flexlock_spinlocks(PG_FUNCTION_ARGS)
 	reset_time = flexlock_shared->reset_time;
 	for (i = 0; i < LockStatsShmem->nslots; i++)
 	{
-		const LockStatsData *base = reset_time ? &flexlock_shared->baseline[i] : &zero;
+		const LockStatsData *base = slot_baseline(i);
 
 		copy_slot_data(i, cur);
 		for (j = 0; j < LOCKSTATS_SPIN_SITES; j++)
