@@ -7,6 +7,7 @@
 #   PG_VERSION=18.x      which minor release to fetch when neither is given
 #   VARIANTS="stock ..." variant configs (variants/*.conf) `make check` runs
 #   SUITES="regress ..." suites `make check` runs (see scripts/check.sh)
+#   TAP_TESTS="t/005_wal_insert_locks.pl ..."  which of t/*.pl the tap suite runs
 #   JOBS=N               parallel build jobs (default: number of cores)
 #   FORCE=1              `make tree`: discard build/src and lay it out anew
 #   FLEXLOCK_USER=name   unprivileged user for servers when run as root
@@ -17,7 +18,7 @@
 SHELL := /bin/bash
 S := scripts
 
-export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
+export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
 	PRESET BENCH_ARGS BENCH_OUT
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \

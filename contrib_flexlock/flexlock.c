@@ -75,6 +75,8 @@ static const FlexlockVariant flexlock_variant_list[] = {
 	"inserts lock the B-tree leaf exclusively on descent (off: share, then relock, pre-12)"},
 	{"procarray-group-clear", "procarray_group_clear", "on",
 	"commits clear their XID under ProcArrayLock, or as a group when it is busy (off: always wait; always: always group)"},
+	{"wal-insert-locks", "wal_insert_locks", "8",
+	"WAL records are copied into WAL buffers under one of this many insertion locks (1: one lock, as before 9.4)"},
 	{NULL, NULL, NULL, NULL}
 };
 

@@ -12,6 +12,8 @@
 #   isolation   PostgreSQL's isolation suite              } config file in
 #   amcheck     contrib/amcheck's regression and TAP tests } variants/ (VARIANTS
 #   sql         this project's pg_regress tests (sql/)     } selects some)
+#   recovery    PostgreSQL's recovery TAP tests that a variant names in
+#               flexlock_test.recovery_tests (src/test/recovery/t/NAME.pl)
 #   tap         this project's TAP tests (t/*.pl)
 #
 # A variant file is appended to postgresql.conf of every test server through
@@ -22,7 +24,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql tap"
+ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap"
 SUITES=${SUITES:-$ALL_SUITES}
 CHK=$BUILD/check
 OBJ=$BUILD/obj/cassert
@@ -99,7 +101,7 @@ hand_over "$CHK" "$OBJ"
 
 # One temporary installation (core, all of contrib, injection_points) serves
 # every suite of PostgreSQL's tree; the suites then run with NO_TEMP_INSTALL.
-if want regress || want isolation || want amcheck || want gucs; then
+if want regress || want isolation || want amcheck || want gucs || want recovery; then
 	say "preparing the temporary installation for PostgreSQL's suites"
 	as_user make -C "$OBJ" temp-install \
 		EXTRA_INSTALL="contrib src/test/modules/injection_points" >"$CHK/temp-install.log" 2>&1 ||
@@ -169,12 +171,32 @@ for v in "${variants[@]}"; do
 			--inputdir="$FLEXLOCK_TOP" --expecteddir="$FLEXLOCK_TOP" --outputdir="$d" \
 			--temp-config="$conf" --no-locale $tests
 	fi
+	if want recovery; then
+		rtests=$(sed -n "s/^flexlock_test\.recovery_tests *= *'\(.*\)'.*/\1/p" "$conf")
+		if [ -n "$rtests" ]; then
+			prove_tests=
+			for t in $rtests; do
+				[ -f "$TREE/src/test/recovery/t/$t.pl" ] ||
+					die "variants/$v.conf names recovery test '$t', which $(rel "$TREE")/src/test/recovery/t/ lacks"
+				prove_tests+="${prove_tests:+ }t/$t.pl"
+			done
+			suite "recovery[$v]" "$OBJ/src/test/recovery/tmp_check/log" \
+				make -C "$OBJ/src/test/recovery" check NO_TEMP_INSTALL=1 PROVE_TESTS="$prove_tests" TEMP_CONFIG="$conf"
+		fi
+	fi
 done
 
 if want tap; then
 	d=$CHK/tap
 	rm -rf "$d" && mkdir -p "$d" && hand_over "$d"
-	run_prove tap "$d" "$FLEXLOCK_TOP"/t/*.pl
+	# TAP_TESTS="t/005_wal_insert_locks.pl ..." runs some of them
+	tap_files=()
+	for f in ${TAP_TESTS:-$(cd "$FLEXLOCK_TOP" && echo t/*.pl)}; do
+		f=${f#"$FLEXLOCK_TOP"/}
+		[ -f "$FLEXLOCK_TOP/$f" ] || die "TAP_TESTS: no such test '$f'"
+		tap_files+=("$FLEXLOCK_TOP/$f")
+	done
+	run_prove tap "$d" "${tap_files[@]}"
 fi
 
 total=$((SECONDS - t_start))

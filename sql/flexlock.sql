@@ -44,6 +44,25 @@ SELECT acquire_shared > 0 AS procarray_shared_taken
 SELECT acquire_exclusive >= 5000 AS one_exclusive_buffer_lock_per_row
   FROM flexlock_lwlocks WHERE tranche = 'BufferContent';
 
+-- Every row inserted above wrote a WAL record under an insertion lock, and
+-- only buckets of existing locks were used: with wal_insert_locks = N < 8,
+-- buckets N..7 stay empty (a server that ignored the setting would spread
+-- its processes over 8 locks).
+SELECT sum(value) >= 5000 AS one_insertion_lock_per_row,
+       bool_and(value = 0 OR substr(counter, 10)::int < current_setting('wal_insert_locks')::int)
+       AS only_existing_locks_used
+  FROM flexlock_counters
+ WHERE family = 'walinsert' AND counter LIKE 'acquires\_%';
+SELECT sum(value) FILTER (WHERE counter LIKE 'waits\_%') <=
+       sum(value) FILTER (WHERE counter LIKE 'acquires\_%') AS waits_le_acquires,
+       sum(value) FILTER (WHERE counter = 'waitfinish_scans') <=
+       sum(value) FILTER (WHERE counter = 'waitfinish_calls') AS scans_le_calls
+  FROM flexlock_counters WHERE family = 'walinsert';
+-- A checkpoint takes all insertion locks at once.
+CHECKPOINT;
+SELECT value >= 1 AS exclusive_all_counted
+  FROM flexlock_counters WHERE family = 'walinsert' AND counter = 'exclusive_all';
+
 -- This backend's own counters
 SELECT count(*) > 0 AS my_rows,
        bool_and(backend_type = 'client backend') AS client_backend,
@@ -80,6 +99,10 @@ SELECT count(*) = CASE current_setting('flexlock_test.variant') WHEN 'stock' THE
 SET btree_leaf_exclusive_descent = maybe;
 ALTER SYSTEM SET procarray_group_clear = sometimes;
 SET procarray_group_clear = off;
+SET wal_insert_locks = 8;
+ALTER SYSTEM SET wal_insert_locks = 0;
+ALTER SYSTEM SET wal_insert_locks = 3;
+ALTER SYSTEM SET wal_insert_locks = 256;
 
 -- Bad input
 SELECT * FROM flexlock_backends(-1);

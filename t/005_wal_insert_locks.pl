@@ -1,0 +1,253 @@
+# t/005_wal_insert_locks.pl — wal_insert_locks 1, 8 and 128: bad values stop
+# the server from starting; shared memory is sized from the setting; the
+# walinsert counters show which locks were used; and a crash loop of our own.
+#
+# Crash loop: concurrent clients commit small rows and WAL records that cross
+# WAL pages and segments (1 MB segments, 64 kB of WAL buffers so that
+# inserters must evict buffers), with segment switches and checkpoints mixed
+# in; the server is stopped in immediate mode while they run and restarted.
+# Every commit a client saw acknowledged must be there afterwards, pg_waldump
+# must read the whole WAL of the round, and amcheck must find the table and
+# its index clean.
+use strict;
+use warnings FATAL => 'all';
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $clients = 6;
+my $rounds = 4;
+my $min_acks = 1500;   # commits acknowledged before each crash, at least
+
+my $node = PostgreSQL::Test::Cluster->new('walinsert');
+$node->init(extra => ['--wal-segsize=1']);
+$node->append_conf(
+	'postgresql.conf', qq{
+max_connections = 30
+autovacuum = off
+wal_buffers = 64kB
+min_wal_size = 4MB
+max_wal_size = 32MB
+wal_keep_size = 4GB
+log_min_messages = warning
+});
+
+# --- bad values: the server refuses to start -------------------------------
+
+my %refusal = (
+	0 => qr/0 is outside the valid range for parameter "wal_insert_locks" \(1 \.\. 128\)/,
+	3 => qr/invalid value for parameter "wal_insert_locks": 3.*\n.*must be a power of two/,
+	256 => qr/256 is outside the valid range for parameter "wal_insert_locks" \(1 \.\. 128\)/,);
+for my $bad (sort { $a <=> $b } keys %refusal)
+{
+	$node->append_conf('postgresql.conf', "wal_insert_locks = $bad\n");
+	my $log_offset = -s $node->logfile || 0;
+	ok(!$node->start(fail_ok => 1), "server refuses to start with wal_insert_locks = $bad");
+	like(slurp_file($node->logfile, $log_offset), $refusal{$bad}, "... saying why ($bad)");
+	$node->adjust_conf('postgresql.conf', 'wal_insert_locks', undef);
+}
+
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION amcheck;
+CREATE EXTENSION flexlock;
+CREATE TABLE acked (client int, n int, pad text, PRIMARY KEY (client, n));
+});
+
+sub counters
+{
+	my %c = map { split /\|/ } split /\n/,
+	  $node->safe_psql('postgres',
+		"SELECT counter, value FROM flexlock_counters WHERE family = 'walinsert'");
+	return \%c;
+}
+
+# One client's script: transactions of three sizes, each followed by an
+# acknowledgement line once psql has seen it commit.
+sub client_script
+{
+	my ($client, $round, $base) = @_;
+	srand($base + $client);
+	my $sql = "\\set ON_ERROR_STOP on\n\\set QUIET on\n\\pset tuples_only on\n";
+	for my $n ($base + 1 .. $base + 20000)
+	{
+		my $r = rand();
+		if ($r < 0.6)
+		{
+			$sql .= "INSERT INTO acked VALUES ($client, $n, 'small');\n";
+		}
+		else
+		{
+			# 100-300 md5s cross a WAL page; 2000-6000 (64-192 kB) cross
+			# WAL segments of 1 MB every few records
+			my $md5s = $r < 0.9 ? 100 + int(rand(200)) : 2000 + int(rand(4000));
+			$sql .=
+			  "BEGIN;\nINSERT INTO acked VALUES ($client, $n, 'large');\n"
+			  . "SELECT pg_logical_emit_message(true, 'flexlock', repeat(md5('$client/$n'), $md5s)) IS NOT NULL;\n"
+			  . "COMMIT;\n";
+		}
+		$sql .= "\\echo ack $client $n\n";
+		$sql .= "SELECT pg_switch_wal() IS NOT NULL;\n" if $client == 0 && $n % 40 == 0;
+		$sql .= "CHECKPOINT;\n" if $client == 1 && $n % 60 == 0;
+	}
+	return $sql;
+}
+
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $xlogctl_size_1;
+my $base = 0;    # keys of a round: client, then $base + 1 ...
+
+for my $locks (1, 8, 128)
+{
+	$node->adjust_conf('postgresql.conf', 'wal_insert_locks', undef);
+	$node->append_conf('postgresql.conf', "wal_insert_locks = $locks\n");
+	$node->restart;
+	is($node->safe_psql('postgres', 'SHOW wal_insert_locks'), $locks, "wal_insert_locks = $locks in effect");
+
+	# Shared memory holds exactly wal_insert_locks insertion locks: XLOG Ctl
+	# grows by the same amount (a padded lock) for each lock.
+	my $xlogctl = $node->safe_psql('postgres',
+		"SELECT size FROM pg_shmem_allocations WHERE name = 'XLOG Ctl'");
+	if ($locks == 1)
+	{
+		$xlogctl_size_1 = $xlogctl;
+	}
+	else
+	{
+		my $grown = $xlogctl - $xlogctl_size_1;
+		ok($grown >= 64 * ($locks - 1) && $grown % ($locks - 1) == 0,
+			"XLOG Ctl holds $locks insertion locks ($grown bytes more than with 1)");
+	}
+
+	# Which insertion locks were used: 8 clients emitting WAL at once.
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	$node->command_ok(
+		[
+			'pgbench', '--no-vacuum', '--client=8', '--jobs=2', '--transactions=300',
+			'--file=' . "$ENV{FLEXLOCK_TOP}/bench-scripts/workloads/wal-emit-small.sql",
+			'--define=len=4000', $node->connstr('postgres')
+		],
+		"pgbench emitting WAL with $locks insertion locks");
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my $c = counters();
+	my @used = grep { $c->{"acquires_$_"} > 0 } 0 .. 7;
+	my $acquires = 0;
+	my $waits = 0;
+	$acquires += $c->{"acquires_$_"} for 0 .. 7;
+	$waits += $c->{"waits_$_"} for 0 .. 7;
+	cmp_ok($acquires, '>=', 2400, "an insertion lock for every record ($locks locks)");
+	cmp_ok($waits, '<=', $acquires, 'waits are acquisitions');
+	cmp_ok($c->{exclusive_all}, '>=', 1, 'the checkpoint took all insertion locks');
+	cmp_ok($c->{waitfinish_calls}, '>=', $c->{waitfinish_scans}, 'scans are calls');
+	cmp_ok($c->{waitfinish_scans}, '>', 0, 'WAL flushes waited for insertions');
+	if ($locks == 1)
+	{
+		is("@used", '0', 'one insertion lock: only bucket 0 used');
+		# 8 clients, one lock, 2400 records of 4 kB on 2 or more cores:
+		# somebody must have found the lock taken
+		cmp_ok($waits, '>', 0, 'one insertion lock: inserters waited for it');
+	}
+	elsif ($locks == 8)
+	{
+		cmp_ok(scalar(@used), '>=', 3, "eight insertion locks: buckets @used used");
+	}
+
+	for my $round (1 .. $rounds)
+	{
+		my $start_lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+		my $log_offset = -s $node->logfile;
+		$base += 100_000;
+		my (@h, @out);
+		for my $client (0 .. $clients - 1)
+		{
+			my $script = "$tmp/client-$locks-$round-$client.sql";
+			open my $fh, '>', $script or die "$script: $!";
+			print $fh client_script($client, $round, $base);
+			close $fh;
+			push @out, "$tmp/client-$locks-$round-$client.out";
+			push @h,
+			  IPC::Run::start(
+				[ 'psql', '--no-psqlrc', '--dbname' => $node->connstr('postgres'), '--file' => $script ],
+				'>' => $out[-1],
+				'2>' => "$out[-1].err");
+		}
+
+		# Crash once enough commits were acknowledged (psql writes them as
+		# it goes; count what has reached the files), or at once if a client
+		# failed.
+		my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+		while (time < $deadline)
+		{
+			my $seen = 0;
+			for my $f (@out)
+			{
+				$seen += () = (slurp_file($f) =~ /^ack /mg) if -e $f;
+			}
+			last if $seen >= $min_acks;
+			last if grep { -s "$_.err" } @out;
+			usleep(200_000);
+		}
+		# (fails if the server already crashed by itself: checked below)
+		$node->stop('immediate', fail_ok => 1);
+		for my $h (@h)
+		{
+			$h->finish;    # psql fails: the server went away
+		}
+
+		my %acked;
+		my $nacked = 0;
+		for my $f (@out)
+		{
+			for (split /\n/, slurp_file($f))
+			{
+				next unless /^ack (\d+) (\d+)$/;
+				$acked{"$1/$2"} = 1;
+				$nacked++;
+			}
+		}
+		# The only error a client may see is losing its connection.
+		my @errors;
+		for my $f (@out)
+		{
+			push @errors, grep { !/server closed the connection|connection to server was lost|no connection to the server|terminat|^\s*(This probably|before or while)/ }
+			  split /\n/, slurp_file("$f.err");
+		}
+		is("@errors", '', "locks $locks round $round: clients saw no error but the crash");
+		cmp_ok($nacked, '>=', $min_acks / 2,
+			"locks $locks round $round: $nacked commits acknowledged before the crash");
+
+		$node->start;
+		my @panics = grep { /PANIC|TRAP|terminated by signal/ }
+		  split /\n/, slurp_file($node->logfile, $log_offset);
+		is("@panics", '', "locks $locks round $round: the server did not crash by itself");
+		my %present = map { $_ => 1 } split /\n/,
+		  $node->safe_psql('postgres', "SELECT client || '/' || n FROM acked");
+		my @lost = grep { !$present{$_} } sort keys %acked;
+		is(scalar(@lost), 0,
+			"locks $locks round $round: every acknowledged commit survived the crash"
+			  . (@lost ? " (lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)])" : ''));
+
+		# The WAL of the round reads without error up to a record written
+		# after recovery.
+		my $end_lsn = $node->safe_psql('postgres', 'SELECT pg_switch_wal()');
+		$node->command_ok(
+			[
+				'pg_waldump', '--quiet', '--path' => $node->data_dir . '/pg_wal',
+				'--start' => $start_lsn, '--end' => $end_lsn
+			],
+			"locks $locks round $round: pg_waldump reads $start_lsn .. $end_lsn");
+
+		is($node->safe_psql('postgres', "SELECT count(*) FROM verify_heapam('acked')"),
+			0, "locks $locks round $round: verify_heapam finds acked clean");
+		my ($rc, $stdout, $stderr) = $node->psql('postgres',
+			"SELECT bt_index_check('acked_pkey', heapallindexed => true)");
+		is($rc, 0, "locks $locks round $round: bt_index_check finds its index clean")
+		  or diag($stderr);
+	}
+}
+
+$node->stop;
+done_testing();
