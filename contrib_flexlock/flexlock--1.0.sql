@@ -132,6 +132,56 @@ RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'flexlock_reset'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
+--
+-- flexlock_torture_lwlock(): many background workers hammer one LWLock of
+-- their own with a mix of acquisitions and check its invariants on every
+-- one; fails if a worker is not done wait_bound_ms after the end (never woken).  Superuser only.
+--
+CREATE FUNCTION flexlock_torture_lwlock(
+    workers int4,
+    seconds float8,
+    shared_percent int4 DEFAULT 70,
+    exclusive_percent int4 DEFAULT 20,
+    conditional_percent int4 DEFAULT 5,
+    wait_until_free_percent int4 DEFAULT 5,
+    algorithm text DEFAULT 'mixed',
+    wait_bound_ms int4 DEFAULT 10000,
+    OUT acquisitions int8,
+    OUT shared int8,
+    OUT exclusive int8,
+    OUT conditional_acquired int8,
+    OUT conditional_failed int8,
+    OUT wait_until_free int8,
+    OUT violations int8,
+    OUT max_wait_ms float8,
+    OUT sleeps int8,
+    OUT cas_retries int8,
+    OUT backouts int8,
+    OUT backout_wakeups int8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flexlock_torture_lwlock'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+--
+-- flexlock_bench_lwlock(): LWLock micro-benchmark; the rest of the mix is
+-- exclusive.  algorithm 'both' runs exchange, then fetch_add.  Superuser only.
+--
+CREATE FUNCTION flexlock_bench_lwlock(
+    workers int4,
+    seconds float8,
+    shared_percent int4,
+    algorithm text DEFAULT 'both',
+    OUT shared_algorithm text,
+    OUT acquisitions int8,
+    OUT acquisitions_per_sec float8,
+    OUT ns_per_acquisition float8,
+    OUT cas_retries int8,
+    OUT backouts int8,
+    OUT sleeps int8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_bench_lwlock'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
 -- Reading is for monitoring roles; resetting is for superusers unless granted.
 REVOKE ALL ON FUNCTION flexlock_lwlocks() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_spinlocks() FROM PUBLIC;
@@ -139,6 +189,8 @@ REVOKE ALL ON FUNCTION flexlock_counters() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_backends(int4) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_variants() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_torture_lwlock(int4, float8, int4, int4, int4, int4, text, int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_bench_lwlock(int4, float8, int4, text) FROM PUBLIC;
 REVOKE ALL ON flexlock_lwlocks, flexlock_spinlocks, flexlock_counters,
   flexlock_backends, flexlock_variants FROM PUBLIC;
 

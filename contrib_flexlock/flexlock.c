@@ -77,6 +77,8 @@ static const FlexlockVariant flexlock_variant_list[] = {
 	"commits clear their XID under ProcArrayLock, or as a group when it is busy (off: always wait; always: always group)"},
 	{"wal-insert-locks", "wal_insert_locks", "8",
 	"WAL records are copied into WAL buffers under one of this many insertion locks (1: one lock, as before 9.4)"},
+	{"lwlock-shared-add", "lwlock_shared_add", "off",
+	"LWLocks are taken in shared mode with one atomic fetch-add, backing out if held exclusively (off: read + compare-exchange loop)"},
 	{NULL, NULL, NULL, NULL}
 };
 
@@ -303,6 +305,7 @@ flexlock_spinlocks(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LockStatsData *cur = palloc(sizeof(LockStatsData));
+
 	/* sites by name, at most all entries of all slots */
 	int			maxsites;
 	char	  **names;

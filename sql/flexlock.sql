@@ -103,6 +103,7 @@ SET wal_insert_locks = 8;
 ALTER SYSTEM SET wal_insert_locks = 0;
 ALTER SYSTEM SET wal_insert_locks = 3;
 ALTER SYSTEM SET wal_insert_locks = 256;
+SET lwlock_shared_add = sometimes;
 
 -- Bad input
 SELECT * FROM flexlock_backends(-1);

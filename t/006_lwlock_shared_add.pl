@@ -1,0 +1,74 @@
+# t/006_lwlock_shared_add.pl — the LWLock torture test: many more background
+# workers than cores hammer one LWLock with shared, exclusive, conditional
+# and wait-until-free acquisitions, with shared acquisitions by
+# compare-exchange (lwlock_shared_add off), by fetch-add (on), and both side
+# by side; every acquisition checks that no exclusive holder coexists with
+# another holder, and a worker that is never woken fails the run.  Then the
+# whole server with lwlock_shared_add on under pgbench.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $workers = 16;
+my $seconds = $ENV{FLEXLOCK_TORTURE_SECONDS} || 4;
+
+my $node = PostgreSQL::Test::Cluster->new('sharedadd');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"max_worker_processes = 40\nmax_connections = 30\nautovacuum = off\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock');
+
+my $total = 0;
+for my $run (
+	[ 'exchange', 70, 20, 5, 5 ],
+	[ 'fetch_add', 70, 20, 5, 5 ],
+	[ 'mixed', 70, 20, 5, 5 ],
+	# mostly shared with a few exclusive holders: the back-out path
+	[ 'fetch_add', 95, 5, 0, 0 ],
+	[ 'mixed', 90, 4, 3, 3 ],)
+{
+	my ($alg, $sh, $ex, $cond, $wuf) = @$run;
+	my ($acq, $violations, $maxwait, $backouts, $wakeups, $sleeps) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT acquisitions, violations, max_wait_ms, backouts, backout_wakeups, sleeps
+		   FROM flexlock_torture_lwlock($workers, $seconds, $sh, $ex, $cond, $wuf,
+		                                algorithm => '$alg', wait_bound_ms => 10000)");
+	my $what = "$alg, $sh/$ex/$cond/$wuf % shared/exclusive/conditional/until-free";
+	note "$what: $acq acquisitions, $sleeps sleeps, $backouts back-outs, $wakeups back-out wakeups, longest wait $maxwait ms";
+	is($violations, 0, "$what: invariants held on every acquisition");
+	cmp_ok($maxwait, '<', 10000, "$what: no wait longer than 10 s");
+	cmp_ok($sleeps, '>', 0, "$what: workers slept on the lock (it was contended)");
+	if ($alg eq 'exchange')
+	{
+		is($backouts, 0, "$what: no back-outs without fetch-add");
+	}
+	else
+	{
+		cmp_ok($backouts, '>', 0, "$what: fetch-adds backed out");
+	}
+	$total += $acq;
+}
+cmp_ok($total, '>=', 1_000_000, "$total acquisitions in all");
+
+# The whole server with shared fetch-add: pgbench select-only and TPC-B-like
+# at once, then the counters.
+$node->safe_psql('postgres',
+	'ALTER SYSTEM SET lwlock_shared_add = on; SELECT pg_reload_conf();');
+$node->poll_query_until('postgres', 'SHOW lwlock_shared_add', 'on');
+$node->command_ok([ 'pgbench', '--initialize', '--scale=2', '--quiet', $node->connstr('postgres') ],
+	'pgbench -i');
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->command_ok(
+	[ 'pgbench', '--client=12', '--jobs=2', '--time=5', '--builtin=select-only@3',
+	  '--builtin=tpcb-like@1', $node->connstr('postgres') ],
+	'pgbench select-only and TPC-B-like with lwlock_shared_add = on');
+is( $node->safe_psql('postgres',
+		'SELECT sum(abalance) = (SELECT sum(bbalance) FROM pgbench_branches) FROM pgbench_accounts'),
+	't', 'pgbench balances add up');
+
+$node->stop;
+done_testing();
