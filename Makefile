@@ -13,16 +13,17 @@
 #   FLEXLOCK_USER=name   unprivileged user for servers when run as root
 #   PRESET=name          `make bench`: bench-scripts/presets/NAME.conf
 #   BENCH_ARGS="..."     `make bench`: more flexbench options (--clients 1,8 ...)
-#   BENCH_OUT=dir        `make bench`: the run directory to create
+#   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
+#   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
 
 SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT
+	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check bench overhead clean distclean
+	check-patches check bench lwbench overhead clean distclean
 
 help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
@@ -30,6 +31,7 @@ help:
 	@echo "  make postgres        build vanilla, patched and cassert into build/install/"
 	@echo "  make check           every test, against the cassert build"
 	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/)"
+	@echo "  make lwbench         LWLock micro-benchmark, compare-exchange vs fetch-add (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
@@ -62,6 +64,9 @@ check: deps
 
 bench: deps
 	@$(S)/bench.sh
+
+lwbench: deps
+	@$(S)/bench.sh lwlock
 
 overhead:
 	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh

@@ -20,10 +20,23 @@ PY=/usr/bin/python3
 [ -f "$FLEXLOCK_TOP/bench-scripts/presets/$PRESET.conf" ] ||
 	die "unknown preset '$PRESET' (known: $(cd "$FLEXLOCK_TOP/bench-scripts/presets" && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' '))"
 
-"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
+if [ "${1:-}" = lwlock ]; then
+	"$FLEXLOCK_TOP/scripts/build.sh" patched
+else
+	"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
+fi
 ensure_test_user
 mkdir -p "$BUILD/bench"
 hand_over "$BUILD/bench"
+
+# `make lwbench`: the LWLock micro-benchmark (LWBENCH_ARGS, BENCH_OUT)
+if [ "${1:-}" = lwlock ]; then
+	args=(lwlock)
+	[ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")
+	# shellcheck disable=SC2206
+	args+=(${LWBENCH_ARGS:-})
+	exec "$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" "${args[@]}"
+fi
 
 args=(run --preset "$PRESET")
 [ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")

@@ -176,6 +176,20 @@ class UsageTest(unittest.TestCase):
             self.assertRegex(p.stderr, r"output directory .* exists")
 
 
+class LWLockUsageTest(unittest.TestCase):
+    def test_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            for args, message in ((["--shared", "101"], r"--shared: '101' is not a percentage"),
+                                  (["--workers", "0"], r"--workers must be positive integers"),
+                                  (["--seconds", "0"], r"--seconds must be in"),
+                                  (["--build", "vanilla"], r"--build must be patched or cassert")):
+                p = driver("lwlock", *args, "--out", str(out))
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertRegex(p.stderr, message)
+                self.assertFalse(out.exists(), "nothing starts on bad input")
+
+
 class ReportTest(unittest.TestCase):
     def test_table_ratio_and_plots(self):
         with tempfile.TemporaryDirectory() as d:
@@ -259,6 +273,24 @@ class SmokeTest(unittest.TestCase):
             self.assertEqual((out / "plots" / f"{w}.png").read_bytes()[:8], PNG_MAGIC)
             self.assertTrue((out / "plots" / f"{w}.svg").is_file())
         self.assertIn(str(out / "plots" / "insert-10.png"), p.stdout)
+
+    def test_lwlock_micro_benchmark(self):
+        out = Path(self.tmp.name) / "lw"
+        p = driver("lwlock", "--build", "cassert", "--workers", "1,3", "--shared", "100,50",
+                   "--seconds", "0.2", "--reps", "2", "--out", str(out), timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        with open(out / "runs.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 2 * 2 * 2 * 2)
+        for r in rows:
+            self.assertGreater(int(r["acquisitions"]), 0)
+        # both algorithms in every repetition, in alternating order
+        point = [r["algorithm"] for r in rows if r["workers"] == "3" and r["shared_percent"] == "50"]
+        self.assertEqual(point, ["exchange", "fetch_add", "fetch_add", "exchange"])
+        self.assertTrue(all(int(r["backouts"]) == 0 for r in rows if r["algorithm"] == "exchange"))
+        summary = (out / "summary.md").read_text()
+        self.assertIn("## 50% shared", summary)
+        self.assertIn("| workers | exchange acq/s | fetch_add acq/s | ratio |", summary)
 
     def test_interrupt_keeps_results_and_stops_servers(self):
         out = Path(self.tmp.name) / "interrupted"
