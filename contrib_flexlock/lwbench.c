@@ -199,7 +199,7 @@ flexlock_lwbench_main(Datum main_arg)
 
 	fetch_add = sh->algorithm == LWBENCH_FETCH_ADD ||
 		(sh->algorithm == LWBENCH_MIXED && me % 2 == 1);
-	/* a worker has no user: set it as the server would, not as a client */
+	/* a worker has no user to check privileges of: not a client setting */
 	SetConfigOption("lwlock_shared_add", fetch_add ? "on" : "off",
 					PGC_SUSET, PGC_S_OVERRIDE);
 	pg_prng_seed(&prng, (uint64) me * 7919 + 17);
@@ -394,7 +394,7 @@ static void
 lwbench_run(LWBenchShared *sh, dsm_segment *seg, int wait_bound_ms)
 {
 	BackgroundWorkerHandle **handles;
-	int			started = 0;
+	volatile int started = 0;
 	int			i;
 	uint64		deadline;
 
@@ -454,7 +454,16 @@ lwbench_run(LWBenchShared *sh, dsm_segment *seg, int wait_bound_ms)
 			int			done = 0;
 
 			for (i = 0; i < sh->nworkers; i++)
-				done += pg_atomic_read_u32(&sh->results[i].done);
+			{
+				pid_t		pid;
+
+				if (pg_atomic_read_u32(&sh->results[i].done))
+					done++;
+				else if (GetBackgroundWorkerPid(handles[i], &pid) == BGWH_STOPPED)
+					ereport(ERROR,
+							(errmsg("background worker %d exited before finishing its run", i),
+							 errhint("See the server log.")));
+			}
 			if (done == sh->nworkers)
 				break;
 			if (now_us() > deadline)
@@ -470,13 +479,35 @@ lwbench_run(LWBenchShared *sh, dsm_segment *seg, int wait_bound_ms)
 	}
 	PG_CATCH();
 	{
-		/* stop whoever runs: end the run now and ask them to exit */
+		/*
+		 * End the run now, give the workers that still run a moment to
+		 * finish, and only then terminate those that have not: they are
+		 * asleep on the lock (SIGTERM makes a worker exit at once, which is
+		 * harmless once nobody else touches the lock, but not while others
+		 * do).  The DSM segment goes away when the last of them detaches.
+		 */
 		pg_atomic_write_u64(&sh->end_time_us, 1);
+		deadline = now_us() + 5 * USECS_PER_SEC;
+		for (;;)
+		{
+			int			done = 0;
+
+			for (i = 0; i < started; i++)
+				done += pg_atomic_read_u32(&sh->results[i].done);
+			if (done == started || now_us() > deadline)
+				break;
+			pg_usleep(10000);
+		}
 		for (i = 0; i < started; i++)
-			TerminateBackgroundWorker(handles[i]);
+			if (!pg_atomic_read_u32(&sh->results[i].done))
+				TerminateBackgroundWorker(handles[i]);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+
+	/* let the workers exit, so that the next run finds their slots free */
+	for (i = 0; i < sh->nworkers; i++)
+		(void) WaitForBackgroundWorkerShutdown(handles[i]);
 }
 
 static LWBenchShared *
