@@ -143,6 +143,16 @@ now_us(void)
 	return INSTR_TIME_GET_MICROSEC(t);
 }
 
+/* Sleep on our latch for a few milliseconds, then check for interrupts */
+static void
+lwbench_nap(long ms)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* Torture checks around the critical section */
 static inline void
 check_shared(LWBenchShared *sh)
@@ -213,10 +223,7 @@ flexlock_lwbench_main(Datum main_arg)
 	pg_atomic_fetch_add_u32(&sh->ready, 1);
 	while ((end_us = pg_atomic_read_u64(&sh->end_time_us)) == 0)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		lwbench_nap(1);
 	}
 
 	INSTR_TIME_SET_CURRENT(t_start);
@@ -440,10 +447,7 @@ lwbench_run(LWBenchShared *sh, dsm_segment *seg, int wait_bound_ms)
 			if (now_us() > deadline)
 				ereport(ERROR,
 						(errmsg("background workers did not start within 60 s")));
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10L, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
+			lwbench_nap(10);
 		}
 		pg_atomic_write_u64(&sh->end_time_us, now_us() + sh->duration_us);
 
@@ -471,10 +475,7 @@ lwbench_run(LWBenchShared *sh, dsm_segment *seg, int wait_bound_ms)
 						(errmsg("%d of %d workers did not finish within %d ms after the end of the run",
 								sh->nworkers - done, sh->nworkers, wait_bound_ms),
 						 errdetail("A worker waiting for the lock was never woken: a lost wakeup.")));
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10L, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
+			lwbench_nap(10);
 		}
 	}
 	PG_CATCH();
