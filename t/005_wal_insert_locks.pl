@@ -143,6 +143,14 @@ for my $locks (1, 8, 128)
 	cmp_ok($c->{exclusive_all}, '>=', 1, 'the checkpoint took all insertion locks');
 	cmp_ok($c->{waitfinish_calls}, '>=', $c->{waitfinish_scans}, 'scans are calls');
 	cmp_ok($c->{waitfinish_scans}, '>', 0, 'WAL flushes waited for insertions');
+	# the sleeps counted in WaitXLogInsertionsToFinish are the WALInsert
+	# tranche's wait-until-free sleeps (its only LWLockWaitForVar caller)
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT (SELECT value FROM flexlock_counters
+         WHERE family = 'walinsert' AND counter = 'waitfinish_sleeps') =
+       (SELECT block_wait_until_free FROM flexlock_lwlocks WHERE tranche = 'WALInsert')}),
+		't', 'waitfinish_sleeps are the WALInsert wait-until-free sleeps');
 	if ($locks == 1)
 	{
 		is("@used", '0', 'one insertion lock: only bucket 0 used');

@@ -49,6 +49,7 @@ for my $run (
 	else
 	{
 		cmp_ok($backouts, '>', 0, "$what: fetch-adds backed out");
+		cmp_ok($wakeups, '>', 0, "$what: back-outs that freed the lock woke its waiters");
 	}
 	$total += $acq;
 }
