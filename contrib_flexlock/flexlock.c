@@ -74,11 +74,13 @@ static const FlexlockVariant flexlock_variant_list[] = {
 	{"btree-leaf-exclusive-descent", "btree_leaf_exclusive_descent", "on",
 	"inserts lock the B-tree leaf exclusively on descent (off: share, then relock, pre-12)"},
 	{"procarray-group-clear", "procarray_group_clear", "on",
-	"commits clear their XID under ProcArrayLock, or as a group when it is busy (off: always wait; always: always group)"},
+	"commits clear their XID under ProcArrayLock, or as a group when it is busy (off: always wait; always: always group; holder: queue on the lock, the releaser clears)"},
 	{"wal-insert-locks", "wal_insert_locks", "8",
 	"WAL records are copied into WAL buffers under one of this many insertion locks (1: one lock, as before 9.4)"},
 	{"lwlock-shared-add", "lwlock_shared_add", "off",
 	"LWLocks are taken in shared mode with one atomic fetch-add, backing out if held exclusively (off: read + compare-exchange loop)"},
+	{"wal-flush-wait", "wal_flush_wait", "acquire_or_wait",
+	"a process waiting for another's WAL flush is woken by every release of WALWriteLock (lsn: once the flush has passed its record)"},
 	{NULL, NULL, NULL, NULL}
 };
 
