@@ -104,6 +104,8 @@ ALTER SYSTEM SET wal_insert_locks = 0;
 ALTER SYSTEM SET wal_insert_locks = 3;
 ALTER SYSTEM SET wal_insert_locks = 256;
 SET lwlock_shared_add = sometimes;
+ALTER SYSTEM SET wal_flush_wait = sometimes;
+SET wal_flush_wait = lsn;
 
 -- Bad input
 SELECT * FROM flexlock_backends(-1);
