@@ -579,6 +579,46 @@ def medians(rows):
             for w, cfgs in acc.items()}
 
 
+def counters_table(out, family):
+    """Markdown table: for each workload, clients and build/variant, the
+    median tps and the median of each counter of FAMILY per 1000
+    transactions (from raw/*.locks.json and runs.csv)."""
+    out = Path(out)
+    runs = out / "runs.csv"
+    if not runs.is_file():
+        raise UsageError(f"{out} is not a run directory (no runs.csv)")
+    points = {}
+    names = []
+    with runs.open() as f:
+        for row in csv.DictReader(f):
+            stem = f"{row['workload']}-c{row['clients']}-r{row['rep']}-{row['build']}-{row['variant']}"
+            locks = out / "raw" / f"{stem}.locks.json"
+            if not locks.is_file() or not row["transactions"]:
+                continue
+            counters = json.loads(locks.read_text()).get("counters", {})
+            txn = int(row["transactions"])
+            vals = {}
+            for k, v in counters.items():
+                fam, _, name = k.partition(".")
+                if fam != family:
+                    continue
+                if name not in names:
+                    names.append(name)
+                vals[name] = v * 1000.0 / txn if txn else 0.0
+            key = (row["workload"], int(row["clients"]), f"{row['build']}/{row['variant']}")
+            points.setdefault(key, []).append((float(row["tps"] or 0), vals))
+    if not names:
+        raise UsageError(f"no counters of family {family!r} in {out}/raw")
+    lines = [f"| workload | clients | build/variant | tps | " + " | ".join(f"{n} /1000 txn" for n in names) + " |",
+             "|---|---:|---|---:|" + "---:|" * len(names)]
+    for (w, c, bv) in sorted(points):
+        pts = points[(w, c, bv)]
+        tps = statistics.median(t for t, _ in pts)
+        cells = [f"{statistics.median(v.get(n, 0.0) for _, v in pts):.1f}" for n in names]
+        lines.append(f"| {w} | {c} | {bv} | {tps:.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def report(out):
     """summary.md and plots from runs.csv (and meta.json if there)."""
     out = Path(out)
@@ -867,6 +907,9 @@ def main(argv=None):
     p.add_argument("file")
     rp = sub.add_parser("report", help="rewrite summary.md and plots of a run directory")
     rp.add_argument("dir")
+    cp = sub.add_parser("counters", help="a counter family per point of a run directory, per 1000 transactions")
+    cp.add_argument("dir")
+    cp.add_argument("family", help="flexlock_counters family, e.g. walflush or groupclear")
     lw = sub.add_parser("lwlock", help="LWLock micro-benchmark: compare-exchange vs fetch-add")
     lw.add_argument("--workers", help="worker counts, e.g. 1,2,4,8,16")
     lw.add_argument("--shared", help="shared percentages, e.g. 100,95 (the rest exclusive)")
@@ -889,6 +932,9 @@ def main(argv=None):
         if args.cmd == "report":
             for p in report(args.dir):
                 print(p)
+            return 0
+        if args.cmd == "counters":
+            print(counters_table(args.dir, args.family))
             return 0
         if args.cmd == "lwlock":
             return lwlock_bench(args)

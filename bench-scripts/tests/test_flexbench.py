@@ -217,6 +217,29 @@ class ReportTest(unittest.TestCase):
             self.assertEqual((out / "plots" / "w.png").read_bytes()[:8], PNG_MAGIC)
             self.assertIn("<svg", (out / "plots" / "w.svg").read_text())
 
+    def test_counters_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d)
+            (out / "raw").mkdir()
+            with open(out / "runs.csv", "w", newline="") as f:
+                wr = csv.DictWriter(f, fieldnames=flexbench.CSV_FIELDS)
+                wr.writeheader()
+                for rep, (txn, wakeups) in enumerate(((1000, 50), (2000, 300), (500, 20))):
+                    wr.writerow({"run": f"r{rep}", "build": "patched", "variant": "walflush-lsn",
+                                 "workload": "w", "clients": 4, "rep": rep + 1, "tps": 100 + rep,
+                                 "transactions": txn})
+                    (out / "raw" / f"w-c4-r{rep + 1}-patched-walflush-lsn.locks.json").write_text(json.dumps(
+                        {"tranches": {}, "counters": {"walflush.wakeups": wakeups, "walinsert.waits_0": 7}}))
+            table = flexbench.counters_table(out, "walflush")
+            self.assertIn("| workload | clients | build/variant | tps | wakeups /1000 txn |", table)
+            # per 1000 transactions: 50, 150, 40 -> median 50
+            self.assertIn("| w | 4 | patched/walflush-lsn | 101 | 50.0 |", table)
+            self.assertNotIn("waits_0", table)
+            with self.assertRaises(flexbench.UsageError):
+                flexbench.counters_table(out, "nosuchfamily")
+            with self.assertRaises(flexbench.UsageError):
+                flexbench.counters_table(out / "raw", "walflush")
+
 
 @unittest.skipUnless(os.environ.get("FLEXBENCH_SMOKE"), "FLEXBENCH_SMOKE not set (make check sets it)")
 class SmokeTest(unittest.TestCase):
