@@ -1,13 +1,28 @@
-# t/004_group_clear.pl — procarray_group_clear off, on and always: TPC-B-like
-# pgbench keeps its balance invariant, subtransactions (also overflowed) and
-# prepared transactions commit and stay visible, the groupclear counters show
-# which path ran, and nobody is left waiting in ProcArrayGroupUpdate.
+# t/004_group_clear.pl — procarray_group_clear off, on, always and holder:
+# TPC-B-like pgbench keeps its balance invariant, subtransactions (also
+# overflowed) and prepared transactions commit and stay visible, the
+# groupclear counters show which path ran, and nobody is left waiting in
+# ProcArrayGroupUpdate.
+#
+# holder also gets an XID storm (short transactions that take an XID, with
+# snapshot-taking reads and TPC-B-like ones), run a few seconds at a time
+# until a releasing holder of ProcArrayLock has cleared a queued XID
+# (holder_served > 0).  How it fails: serving never happens (no holder_served
+# within 60 s); a served committer is never woken (pgbench does not come
+# back: a committer stuck on ProcArrayLock); or an XID is left in the proc
+# array or cleared twice (an XID still in progress when everything is idle,
+# an assertion failure, balances that do not add up).  In holder mode every
+# failed conditional acquisition ends in exactly one of holder_served (a
+# holder cleared the XID) and holder_self_cleared (the process got the lock
+# and cleared it), and every XID a holder cleared is one that was served.
 use strict;
 use warnings FATAL => 'all';
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('groupclear');
 $node->init;
@@ -24,6 +39,18 @@ sub gc
 	my ($name) = @_;
 	return $node->safe_psql('postgres',
 		"SELECT value FROM flexlock_counters WHERE family = 'groupclear' AND counter = '$name'");
+}
+
+# TPC-B-like balances: accounts, tellers, branches and history add up.
+sub balances_agree
+{
+	return $node->safe_psql('postgres', q{
+		SELECT (SELECT sum(abalance) FROM pgbench_accounts) =
+		       (SELECT sum(tbalance) FROM pgbench_tellers) AND
+		       (SELECT sum(tbalance) FROM pgbench_tellers) =
+		       (SELECT sum(bbalance) FROM pgbench_branches) AND
+		       (SELECT sum(bbalance) FROM pgbench_branches) =
+		       (SELECT coalesce(sum(delta), 0) FROM pgbench_history)});
 }
 
 my %script = (
@@ -51,8 +78,23 @@ PREPARE TRANSACTION 'p:client_id';
 COMMIT PREPARED 'p:client_id';
 },);
 
+# What must hold in holder mode once every process is done (a failed
+# conditional acquisition counts cond_failed, then queues in
+# LWLockAcquireOrServed: served, or it took the lock itself).
+sub holder_invariants
+{
+	my ($c, $what) = @_;
+	cmp_ok($c->{cond_acquired}, '>', 0, "$what: conditional acquisitions succeed");
+	is("$c->{exclusive_acquires}/$c->{follower_sleeps}", '0/0',
+		"$what: no unconditional acquisition, no group follower");
+	is($c->{holder_served} + $c->{holder_self_cleared}, $c->{cond_failed},
+		"$what: every failed conditional acquisition was served by a holder or took the lock");
+	is($c->{members_cleared}, $c->{holder_served},
+		"$what: every XID cleared by a releasing holder was a queued request");
+}
+
 my $txns = 0;
-for my $mode ('off', 'on', 'always')
+for my $mode ('off', 'on', 'always', 'holder')
 {
 	$node->safe_psql('postgres',
 		"ALTER SYSTEM SET procarray_group_clear = $mode; SELECT pg_reload_conf();");
@@ -72,14 +114,7 @@ for my $mode ('off', 'on', 'always')
 		});
 	$txns += 1200;
 
-	is( $node->safe_psql('postgres', q{
-			SELECT (SELECT sum(abalance) FROM pgbench_accounts) =
-			       (SELECT sum(tbalance) FROM pgbench_tellers) AND
-			       (SELECT sum(tbalance) FROM pgbench_tellers) =
-			       (SELECT sum(bbalance) FROM pgbench_branches) AND
-			       (SELECT sum(bbalance) FROM pgbench_branches) =
-			       (SELECT coalesce(sum(delta), 0) FROM pgbench_history)}),
-		't', "mode $mode: account, teller, branch and history balances agree");
+	is(balances_agree(), 't', "mode $mode: account, teller, branch and history balances agree");
 	is( $node->safe_psql('postgres', q{
 			SELECT count(*) FILTER (WHERE v = 3) = 0
 			   AND count(*) FILTER (WHERE v = 1) = count(*) FILTER (WHERE v = 2)
@@ -93,7 +128,7 @@ for my $mode ('off', 'on', 'always')
 		'0', "mode $mode: nobody is left waiting in ProcArrayGroupUpdate");
 
 	my %c = map { $_ => gc($_) } qw(exclusive_acquires cond_acquired cond_failed groups_led
-	  members_cleared follower_sleeps max_group_size);
+	  members_cleared follower_sleeps max_group_size holder_served holder_self_cleared);
 	my $hist = $node->safe_psql('postgres',
 		"SELECT sum(value) FROM flexlock_counters WHERE family = 'groupclear' AND counter LIKE 'group_size_%'");
 	if ($mode eq 'off')
@@ -109,7 +144,7 @@ for my $mode ('off', 'on', 'always')
 		is($c{groups_led}, $c{cond_failed} - $c{follower_sleeps},
 			'on: every failed conditional acquisition joined a group, as leader or follower');
 	}
-	else
+	elsif ($mode eq 'always')
 	{
 		cmp_ok($c{members_cleared}, '>=', 1000, 'always: every XID is cleared by a group');
 		is("$c{exclusive_acquires}/$c{cond_acquired}/$c{cond_failed}", '0/0/0',
@@ -117,15 +152,119 @@ for my $mode ('off', 'on', 'always')
 		is($c{follower_sleeps}, $c{members_cleared} - $c{groups_led},
 			'always: every member but the leader slept until cleared');
 	}
+	else
+	{
+		holder_invariants(\%c, 'holder');
+	}
+	if ($mode ne 'holder')
+	{
+		is("$c{holder_served}/$c{holder_self_cleared}", '0/0', "mode $mode: the holder path is not taken");
+	}
+	note("mode $mode: " . join(', ', map { "$_ $c{$_}" } sort keys %c));
 	is($hist, $c{groups_led}, "mode $mode: the group size histogram counts every group");
 	cmp_ok($c{max_group_size}, '<=', 30, "mode $mode: no group larger than the processes");
 }
+
+# --- holder: an XID storm ---------------------------------------------------
+# A holder serves a committer only if it queued on ProcArrayLock while
+# another process held the lock exclusively and went on to release it.  On 2
+# cores that is rare (a few XIDs served per second of this storm), so the
+# storm runs 3 s at a time until one was, for 60 s at most.
+my $storm_run_s = 3;
+my $storm_limit_s = 60;
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my %storm = (    # script => weight
+	"$tmp/storm_xid.sql" => [ 12, 'SELECT pg_current_xact_id();' ],
+	"$tmp/storm_snapshot.sql" => [ 3, 'SELECT count(*) FROM pgbench_branches;' ],
+	"$tmp/storm_tpcb.sql" => [ 1, $script{tpcb} ],);
+for my $f (keys %storm)
+{
+	open my $fh, '>', $f or die "$f: $!";
+	print $fh $storm{$f}[1];
+	close $fh;
+}
+
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+my $storm_start = time;
+my ($runs, $storm_error, $served) = (0, '', 0);
+while (1)
+{
+	$runs++;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '--no-vacuum', '--protocol=prepared', '--client=16', '--jobs=2',
+			"--time=$storm_run_s", '--define=scale=1',
+			(map { "--file=$_\@$storm{$_}[0]" } sort keys %storm),
+			$node->connstr('postgres')
+		],
+		'>' => \$out,
+		'2>' => \$err,
+		IPC::Run::timeout($storm_run_s + 60));
+	my $ok = eval { $h->finish };
+	if (!defined $ok)
+	{
+		# pgbench waits for its clients: one of them never came back
+		$h->kill_kill;
+		my $timed_out;
+		my (undef, $backends) = $node->psql('postgres',
+			"SELECT pid, wait_event_type, wait_event, backend_xid, state, query FROM pg_stat_activity"
+			  . " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+			timeout => 15,
+			timed_out => \$timed_out);
+		$storm_error = "run $runs: pgbench did not finish in "
+		  . ($storm_run_s + 60)
+		  . " s: a committer stuck on ProcArrayLock?  Backends:\n"
+		  . ($backends // '(pg_stat_activity did not answer)');
+		last;
+	}
+	if (!$ok || $out !~ /number of failed transactions: 0 /)
+	{
+		$storm_error = "run $runs: pgbench failed:\n$err";
+		last;
+	}
+	$out =~ m{SQL script \d+: \S*storm_tpcb\.sql\n - weight: \d+ .*\n - (\d+) transactions}
+	  or die "no TPC-B-like transaction count in pgbench output:\n$out";
+	$txns += $1;
+	$served = gc('holder_served');
+	last if $served > 0 || time - $storm_start + $storm_run_s > $storm_limit_s;
+}
+my $storm_s = time - $storm_start;
+is($storm_error, '', 'holder storm: every pgbench run finished, without error');
+cmp_ok($served, '>', 0,
+	"holder storm: a releasing holder cleared queued XIDs (run $runs, after "
+	  . sprintf('%.0f s', $storm_s) . ')')
+  or diag(sprintf('no queued XID was served in %.0f s of XID storm: is serving broken?', $storm_s));
+my %c = map { $_ => gc($_) } qw(exclusive_acquires cond_acquired cond_failed groups_led
+  members_cleared follower_sleeps holder_served holder_self_cleared);
+cmp_ok($c{cond_failed}, '>', 0, 'holder storm: committers found ProcArrayLock busy and queued');
+holder_invariants(\%c, 'holder storm');
+note("holder storm, runs of ${storm_run_s} s: $runs; " . join(', ', map { "$_ $c{$_}" } sort keys %c));
+
+# Once the storm's backends are gone, no XID may be left in progress, and
+# nobody may be waiting for ProcArrayLock.
+my $gone_by = time + 10;
+usleep(100_000)
+  while time < $gone_by
+  && $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()") > 0;
+# (a snapshot's xmax is the latest completed XID + 1, so commit one first:
+# then any XID still running is below xmax, and in xip)
+my $xid = $node->safe_psql('postgres', 'SELECT pg_current_xact_id()');
+is($node->safe_psql('postgres', 'SELECT pg_current_snapshot()'),
+	($xid + 1) . ':' . ($xid + 1) . ':',
+	"holder storm: no XID left in progress (snapshot after XID $xid committed: xmin = xmax, no xip)");
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE wait_event IN ('ProcArray', 'ProcArrayGroupUpdate')"),
+	'0', 'holder storm: nobody is left waiting for ProcArrayLock');
+is(balances_agree(), 't', 'holder storm: account, teller, branch and history balances agree');
 
 # After everything, a fresh snapshot sees every committed transaction.
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pgbench_history')
 	  + $node->safe_psql('postgres', 'SELECT count(*) FROM prep')
 	  + $node->safe_psql('postgres', 'SELECT count(*) FILTER (WHERE v = 1) FROM sub'),
-	$txns, 'every committed transaction of the three modes is visible');
+	$txns, 'every committed transaction of the four modes and the storm is visible');
 
-$node->stop;
+# (a committer stuck for good would keep a fast shutdown waiting)
+$node->stop($storm_error ? 'immediate' : 'fast');
 done_testing();

@@ -1,0 +1,260 @@
+# t/007_group_commit.pl — group commit with wal_flush_wait = acquire_or_wait
+# and lsn (and lsn with procarray_group_clear = holder), synchronous_commit
+# and fsync on: commits keep flowing, and every acknowledged commit survives a
+# crash.
+#
+# Each round, 16 psql clients commit one-row transactions, (client, n) with n
+# counting up, as fast as they can; after each commit returns, the client
+# prints "ack client n", so the test knows exactly which commits were
+# acknowledged.  A monitoring session watches every client's latest visible
+# row.  Once enough commits have been acknowledged and every client has moved
+# in the last couple of seconds, the walflush counters are read (they live in
+# shared memory and do not survive the crash), the server is stopped in
+# immediate mode while the clients run, and restarted.
+#
+# How it fails:
+#  - a lost wakeup (a committer asleep on WALWriteLock that nobody wakes, or
+#    one woken before its record was flushed that then never finds its way)
+#    shows as a client that stops moving: "a committer never returned: lost
+#    wakeup?", with the backend's wait event;
+#  - a commit acknowledged before its WAL was written shows as an
+#    acknowledged row missing after the restart, or as a hole in a client's
+#    rows (commits of one client are flushed in order);
+#  - an assertion failure or PANIC in the server log, or an error at a
+#    client other than losing its connection.
+# The immediate stop keeps the OS page cache, so the crash tests that WAL was
+# written before the acknowledgement; fsync = on makes each flush slow enough
+# that committers pile up on WALWriteLock and group commit happens.  The WAL
+# writer (wal_writer_delay at its default) also writes and flushes WAL, and
+# its releases of WALWriteLock wake waiters like any other.
+use strict;
+use warnings FATAL => 'all';
+
+use IPC::Run;
+use List::Util qw(max sum);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $clients = 16;
+my $min_acks = 50_000;     # commits acknowledged before each crash, at least
+my $per_client = 20_000;   # rows in each client's script (it never runs out)
+my $quiet_s = 2;           # every client moved in the last $quiet_s before the crash
+my $stall_s = 15;          # a client that did not move for this long is stuck
+my $acks_s = 60;           # $min_acks must be reached within this
+
+my $node = PostgreSQL::Test::Cluster->new('groupcommit');
+$node->init;
+# Cluster.pm sets fsync = off; group commit needs flushes that take time.
+$node->append_conf(
+	'postgresql.conf', qq{
+max_connections = 40
+autovacuum = off
+fsync = on
+synchronous_commit = on
+wal_writer_delay = 200ms
+log_min_messages = warning
+});
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION flexlock;
+CREATE TABLE acked (client int, n int, PRIMARY KEY (client, n));
+});
+
+# Counters of a family, read through a session (the monitoring one).
+sub counters
+{
+	my ($session, $family) = @_;
+	my %c = map { split /\|/ } split /\n/,
+	  $session->query_safe(
+		"SELECT counter, value FROM flexlock_counters WHERE family = '$family'");
+	return \%c;
+}
+
+# One client's script: one-row transactions, each acknowledged once psql has
+# seen it commit.
+sub client_script
+{
+	my ($client, $base) = @_;
+	my $sql = "\\set ON_ERROR_STOP on\n\\set QUIET on\n";
+	$sql .= "INSERT INTO acked VALUES ($client, $_);\n\\echo ack $client $_\n"
+	  for $base + 1 .. $base + $per_client;
+	return $sql;
+}
+
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $base = 0;    # keys of a round: client, then $base + 1 ...
+my @summary;     # per round: commits/s and counters, for the reader
+
+for my $round (
+	[ 'acquire_or_wait', 'on' ],
+	[ 'lsn', 'on' ],
+	[ 'lsn', 'holder' ])
+{
+	my ($wait, $gc) = @$round;
+	my $label = "$wait/$gc";
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET wal_flush_wait = $wait; ALTER SYSTEM SET procarray_group_clear = $gc; SELECT pg_reload_conf();"
+	);
+	$node->poll_query_until('postgres',
+		"SELECT current_setting('wal_flush_wait') || '/' || current_setting('procarray_group_clear')",
+		$label);
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+
+	$base += 1_000_000;
+	my $log_offset = -s $node->logfile;
+	my $mon = $node->background_psql('postgres');
+	my (@h, @out);
+	for my $client (0 .. $clients - 1)
+	{
+		my $script = "$tmp/client-$wait-$gc-$client.sql";
+		open my $fh, '>', $script or die "$script: $!";
+		print $fh client_script($client, $base);
+		close $fh;
+		push @out, "$tmp/client-$wait-$gc-$client.out";
+		push @h,
+		  IPC::Run::start(
+			[
+				'psql', '--no-psqlrc',
+				'--dbname' => $node->connstr('postgres') . " application_name=gc_client_$client",
+				'--file' => $script
+			],
+			'>' => $out[-1],
+			'2>' => "$out[-1].err");
+	}
+
+	# Watch each client's latest visible row until enough commits were
+	# acknowledged and every client moved in the last $quiet_s seconds; stop
+	# early if a client failed or got stuck.
+	my $t0 = time;
+	my %last = map { $_ => 0 } 0 .. $clients - 1;     # rows committed
+	my %moved = map { $_ => $t0 } 0 .. $clients - 1;  # when last seen moving
+	my $max_gap = 0;
+	my (@stuck, $total);
+	while (1)
+	{
+		my $now = time;
+		my %rows = map { split /\|/ } split /\n/,
+		  $mon->query_safe(
+			"SELECT c, coalesce((SELECT max(n) FROM acked WHERE client = c AND n > $base), $base) - $base"
+			  . " FROM generate_series(0, $clients - 1) c");
+		for my $c (keys %last)
+		{
+			if ($rows{$c} > $last{$c})
+			{
+				$max_gap = max($max_gap, $now - $moved{$c});
+				$last{$c} = $rows{$c};
+				$moved{$c} = $now;
+			}
+		}
+		$total = sum(values %last);
+		my @quiet = grep { $now - $moved{$_} > $quiet_s } sort { $a <=> $b } keys %last;
+		last if $total >= $min_acks && !@quiet;
+		last if grep { -s "$_.err" } @out;
+		@stuck = grep { $now - $moved{$_} > $stall_s } @quiet;
+		last if @stuck;
+		last if $now - $t0 > $acks_s;
+		usleep(250_000);
+	}
+	my $secs = time - $t0;
+	ok(!@stuck,
+		"$label: every client kept committing (largest pause "
+		  . sprintf('%.1f s', max($max_gap, map { time - $_ } values %moved)) . ')')
+	  or diag("a committer never returned: lost wakeup? clients @stuck made no progress for "
+		  . "$stall_s s; their backends:\n"
+		  . $mon->query_safe(
+			"SELECT application_name, state, wait_event_type, wait_event, backend_xid, query FROM pg_stat_activity"
+			  . " WHERE application_name IN ("
+			  . join(', ', map { "'gc_client_$_'" } @stuck) . ')'));
+	cmp_ok($total, '>=', $min_acks,
+		"$label: $min_acks commits within $acks_s s (a committer never returned: lost wakeup?)");
+
+	# The counters, before the crash takes them.
+	my $wf = counters($mon, 'walflush');
+	my $gcc = counters($mon, 'groupclear');
+	$mon->quit;
+	cmp_ok($wf->{sleeps}, '>', 0, "$label: committers slept on WALWriteLock while another flushed");
+	if ($wait eq 'lsn')
+	{
+		cmp_ok($wf->{wakeups_flushed}, '>', 0,
+			"$label: committers were woken with their record flushed");
+	}
+	if ($gc eq 'holder')
+	{
+		cmp_ok($gcc->{cond_acquired}, '>', 0, "$label: XIDs cleared in holder mode");
+		is("$gcc->{exclusive_acquires}/$gcc->{follower_sleeps}", '0/0',
+			"$label: not by the off or on path");
+	}
+	push @summary, "$label: " . sprintf(
+		'%5.0f commits/s; sleeps %d, wakeups %d (%.2f per sleep), wakeups_flushed %d (%.0f%% of wakeups)%s',
+		$total / $secs, $wf->{sleeps}, $wf->{wakeups},
+		$wf->{wakeups} / ($wf->{sleeps} || 1),
+		$wf->{wakeups_flushed}, 100 * $wf->{wakeups_flushed} / ($wf->{wakeups} || 1),
+		$gc eq 'holder'
+		? "; groupclear cond_acquired $gcc->{cond_acquired}, cond_failed $gcc->{cond_failed}, "
+		  . "holder_served $gcc->{holder_served}, holder_self_cleared $gcc->{holder_self_cleared}"
+		: '');
+	note($summary[-1]);
+
+	# (fails if the server already crashed by itself: checked below)
+	$node->stop('immediate', fail_ok => 1);
+	for my $h (@h)
+	{
+		$h->finish;    # psql fails: the server went away
+	}
+
+	my %acked;
+	my %acked_max = map { $_ => $base } 0 .. $clients - 1;
+	for my $f (@out)
+	{
+		for (split /\n/, slurp_file($f))
+		{
+			next unless /^ack (\d+) (\d+)$/;
+			$acked{"$1/$2"} = 1;
+			$acked_max{$1} = $2 if $2 > $acked_max{$1};
+		}
+	}
+	# The only error a client may see is losing its connection.
+	my @errors;
+	for my $f (@out)
+	{
+		push @errors, grep { !/server closed the connection|connection to server was lost|no connection to the server|terminat|^\s*(This probably|before or while)/ }
+		  split /\n/, slurp_file("$f.err");
+	}
+	is("@errors", '', "$label: clients saw no error but the crash");
+	cmp_ok(scalar(keys %acked), '>=', $min_acks,
+		"$label: " . scalar(keys %acked) . ' commits acknowledged before the crash');
+
+	$node->start;
+	my @panics = grep { /PANIC|TRAP|terminated by signal/ }
+	  split /\n/, slurp_file($node->logfile, $log_offset);
+	is("@panics", '', "$label: the server did not crash by itself");
+	my %present = map { $_ => 1 } split /\n/,
+	  $node->safe_psql('postgres', "SELECT client || '/' || n FROM acked WHERE n > $base");
+	my @lost = grep { !$present{$_} } sort keys %acked;
+	is(scalar(@lost), 0,
+		"$label: every acknowledged commit survived the crash"
+		  . (@lost ? " (lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)])" : ''));
+	# A client's commits are flushed in order, and it has one in flight at
+	# most: its rows are $base + 1 .. its last acknowledged one, or one more.
+	my @odd;
+	for (split /\n/,
+		$node->safe_psql('postgres',
+			"SELECT c, count(n), coalesce(max(n), $base) FROM generate_series(0, $clients - 1) c"
+			  . " LEFT JOIN acked ON client = c AND n > $base GROUP BY c"))
+	{
+		my ($c, $count, $maxn) = split /\|/;
+		push @odd, "client $c: $count rows up to $maxn, acknowledged up to $acked_max{$c}"
+		  unless $maxn == $base + $count
+		  && $maxn - $acked_max{$c} >= 0
+		  && $maxn - $acked_max{$c} <= 1;
+	}
+	is(join('; ', @odd), '',
+		"$label: each client's rows are its acknowledged commits, with no hole, and at most the one in flight");
+}
+
+diag($_) for @summary;
+
+$node->stop;
+done_testing();
