@@ -15,15 +15,16 @@
 #   BENCH_ARGS="..."     `make bench`: more flexbench options (--clients 1,8 ...)
 #   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
 #   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
+#   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
 
 SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS
+	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check bench lwbench overhead clean distclean
+	check-patches check bench lwbench overhead layering clean distclean
 
 help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
@@ -33,6 +34,7 @@ help:
 	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/)"
 	@echo "  make lwbench         LWLock micro-benchmark, compare-exchange vs fetch-add (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
+	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
 	@echo "  make export-patches  write build/src's commits back to patches/"
@@ -72,8 +74,12 @@ overhead:
 	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh
 	@$(S)/overhead.sh
 
+layering:
+	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh
+	@$(S)/layering.sh
+
 clean:
-	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/check-patches build/check-patches.src
+	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/layering build/check-patches build/check-patches.src
 
 distclean:
 	@$(S)/clean.sh distclean
