@@ -952,6 +952,9 @@ def main(argv=None):
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
+    # SIGINT too: a driver started in the background of a non-interactive
+    # shell inherits SIGINT ignored, and Python then installs no handler.
+    signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
         matrix.run()
