@@ -12,7 +12,7 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
+use FlexlockAcked;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -168,20 +168,9 @@ SELECT (SELECT value FROM flexlock_counters
 		my $start_lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 		my $log_offset = -s $node->logfile;
 		$base += 100_000;
-		my (@h, @out);
-		for my $client (0 .. $clients - 1)
-		{
-			my $script = "$tmp/client-$locks-$round-$client.sql";
-			open my $fh, '>', $script or die "$script: $!";
-			print $fh client_script($client, $round, $base);
-			close $fh;
-			push @out, "$tmp/client-$locks-$round-$client.out";
-			push @h,
-			  IPC::Run::start(
-				[ 'psql', '--no-psqlrc', '--dbname' => $node->connstr('postgres'), '--file' => $script ],
-				'>' => $out[-1],
-				'2>' => "$out[-1].err");
-		}
+		my ($h, $out) = start_clients($node, "$tmp/client-$locks-$round", $clients,
+			sub { client_script(shift, $round, $base) });
+		my @out = @$out;
 
 		# Crash once enough commits were acknowledged (psql writes them as
 		# it goes; count what has reached the files), or at once if a client
@@ -198,42 +187,20 @@ SELECT (SELECT value FROM flexlock_counters
 			last if grep { -s "$_.err" } @out;
 			usleep(200_000);
 		}
-		# (fails if the server already crashed by itself: checked below)
-		$node->stop('immediate', fail_ok => 1);
-		for my $h (@h)
-		{
-			$h->finish;    # psql fails: the server went away
-		}
+		stop_clients($node, $h);
 
-		my %acked;
-		my $nacked = 0;
-		for my $f (@out)
-		{
-			for (split /\n/, slurp_file($f))
-			{
-				next unless /^ack (\d+) (\d+)$/;
-				$acked{"$1/$2"} = 1;
-				$nacked++;
-			}
-		}
-		# The only error a client may see is losing its connection.
-		my @errors;
-		for my $f (@out)
-		{
-			push @errors, grep { !/server closed the connection|connection to server was lost|no connection to the server|terminat|^\s*(This probably|before or while)/ }
-			  split /\n/, slurp_file("$f.err");
-		}
+		my @acks = read_acks(\@out);
+		my %acked = map { ("$_->[0]/$_->[1]" => 1) } @acks;
+		my $nacked = scalar(@acks);
+		my @errors = client_errors(\@out);
 		is("@errors", '', "locks $locks round $round: clients saw no error but the crash");
 		cmp_ok($nacked, '>=', $min_acks / 2,
 			"locks $locks round $round: $nacked commits acknowledged before the crash");
 
 		$node->start;
-		my @panics = grep { /PANIC|TRAP|terminated by signal/ }
-		  split /\n/, slurp_file($node->logfile, $log_offset);
+		my @panics = new_panics($node, $log_offset);
 		is("@panics", '', "locks $locks round $round: the server did not crash by itself");
-		my %present = map { $_ => 1 } split /\n/,
-		  $node->safe_psql('postgres', "SELECT client || '/' || n FROM acked");
-		my @lost = grep { !$present{$_} } sort keys %acked;
+		my @lost = lost_acks($node, \%acked, "SELECT client || '/' || n FROM acked");
 		is(scalar(@lost), 0,
 			"locks $locks round $round: every acknowledged commit survived the crash"
 			  . (@lost ? " (lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)])" : ''));

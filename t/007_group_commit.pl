@@ -30,7 +30,7 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
+use FlexlockAcked;
 use List::Util qw(max sum);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -105,24 +105,9 @@ for my $round (
 	$base += 1_000_000;
 	my $log_offset = -s $node->logfile;
 	my $mon = $node->background_psql('postgres');
-	my (@h, @out);
-	for my $client (0 .. $clients - 1)
-	{
-		my $script = "$tmp/client-$wait-$gc-$client.sql";
-		open my $fh, '>', $script or die "$script: $!";
-		print $fh client_script($client, $base);
-		close $fh;
-		push @out, "$tmp/client-$wait-$gc-$client.out";
-		push @h,
-		  IPC::Run::start(
-			[
-				'psql', '--no-psqlrc',
-				'--dbname' => $node->connstr('postgres') . " application_name=gc_client_$client",
-				'--file' => $script
-			],
-			'>' => $out[-1],
-			'2>' => "$out[-1].err");
-	}
+	my ($h, $out) = start_clients($node, "$tmp/client-$wait-$gc", $clients,
+		sub { client_script(shift, $base) }, 'gc_client_');
+	my @out = @$out;
 
 	# Watch each client's latest visible row until enough commits were
 	# acknowledged and every client moved in the last $quiet_s seconds; stop
@@ -197,42 +182,25 @@ for my $round (
 		: '');
 	note($summary[-1]);
 
-	# (fails if the server already crashed by itself: checked below)
-	$node->stop('immediate', fail_ok => 1);
-	for my $h (@h)
-	{
-		$h->finish;    # psql fails: the server went away
-	}
+	stop_clients($node, $h);
 
 	my %acked;
 	my %acked_max = map { $_ => $base } 0 .. $clients - 1;
-	for my $f (@out)
+	for (read_acks(\@out))
 	{
-		for (split /\n/, slurp_file($f))
-		{
-			next unless /^ack (\d+) (\d+)$/;
-			$acked{"$1/$2"} = 1;
-			$acked_max{$1} = $2 if $2 > $acked_max{$1};
-		}
+		my ($c, $n) = @$_;
+		$acked{"$c/$n"} = 1;
+		$acked_max{$c} = $n if $n > $acked_max{$c};
 	}
-	# The only error a client may see is losing its connection.
-	my @errors;
-	for my $f (@out)
-	{
-		push @errors, grep { !/server closed the connection|connection to server was lost|no connection to the server|terminat|^\s*(This probably|before or while)/ }
-		  split /\n/, slurp_file("$f.err");
-	}
+	my @errors = client_errors(\@out);
 	is("@errors", '', "$label: clients saw no error but the crash");
 	cmp_ok(scalar(keys %acked), '>=', $min_acks,
 		"$label: " . scalar(keys %acked) . ' commits acknowledged before the crash');
 
 	$node->start;
-	my @panics = grep { /PANIC|TRAP|terminated by signal/ }
-	  split /\n/, slurp_file($node->logfile, $log_offset);
+	my @panics = new_panics($node, $log_offset);
 	is("@panics", '', "$label: the server did not crash by itself");
-	my %present = map { $_ => 1 } split /\n/,
-	  $node->safe_psql('postgres', "SELECT client || '/' || n FROM acked WHERE n > $base");
-	my @lost = grep { !$present{$_} } sort keys %acked;
+	my @lost = lost_acks($node, \%acked, "SELECT client || '/' || n FROM acked WHERE n > $base");
 	is(scalar(@lost), 0,
 		"$label: every acknowledged commit survived the crash"
 		  . (@lost ? " (lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)])" : ''));
