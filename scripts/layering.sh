@@ -33,6 +33,7 @@
 # N_SELECT and N_TPCB size the runs.
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/callgrind.sh"
 
 N_SELECT=${N_SELECT:-4000}
 N_TPCB=${N_TPCB:-1000}
@@ -609,72 +610,24 @@ ensure_test_user
 rm -rf "$RUN" && mkdir -p "$RUN"
 hand_over "$RUN"
 
-# The same scripts as scripts/overhead.sh: one statement per line, ids from a
-# linear congruential generator.
-gen() {
-	local kind=$1 n=$2
-	awk -v kind="$kind" -v n="$n" 'BEGIN {
-		x = 12345;
-		for (i = 0; i < n; i++) {
-			x = (x * 1103515245 + 12345) % 2147483648; aid = 1 + x % 100000;
-			x = (x * 1103515245 + 12345) % 2147483648; tid = 1 + x % 10;
-			x = (x * 1103515245 + 12345) % 2147483648; delta = x % 10001 - 5000;
-			if (kind == "select") {
-				print "SELECT abalance FROM pgbench_accounts WHERE aid = " aid ";";
-			} else {
-				print "BEGIN;";
-				print "UPDATE pgbench_accounts SET abalance = abalance + " delta " WHERE aid = " aid ";";
-				print "SELECT abalance FROM pgbench_accounts WHERE aid = " aid ";";
-				print "UPDATE pgbench_tellers SET tbalance = tbalance + " delta " WHERE tid = " tid ";";
-				print "UPDATE pgbench_branches SET bbalance = bbalance + " delta " WHERE bid = 1;";
-				print "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (" tid ", 1, " aid ", " delta ", CURRENT_TIMESTAMP);";
-				print "END;";
-			}
-		}
-	}'
-}
-gen select "$N_SELECT" >"$RUN/select.sql"
-gen tpcb "$N_TPCB" >"$RUN/tpcb.sql"
-: >"$RUN/empty.sql"
-chmod a+r "$RUN"/*.sql
+cg_scripts "$RUN" "$N_SELECT" "$N_TPCB"
+trap cg_cleanup EXIT
 
-SETTINGS=(-c fsync=off -c synchronous_commit=on -c autovacuum=off -c shared_buffers=128MB -c max_connections=20)
-
-# instructions BUILD WORKLOAD: total instructions of one single-user run,
-# starting from a copy of the initialised data directory; the profile is
-# left in $RUN/BUILD-WORKLOAD.callgrind.out.  Both builds run in the same
-# data directory path: path lengths change the instructions string functions take.
+# instructions BUILD WORKLOAD: total instructions of one single-user run; the
+# profile is left in $RUN/BUILD-WORKLOAD.callgrind.out.  Both builds run in
+# the same data directory path: path lengths change the instructions string
+# functions take.
 instructions() {
-	local b=$1 w=$2 data=$RUN/data out=$RUN/$1-$2.callgrind
-	rm -rf "$data"
-	as_user cp -a "$RUN/$b/template" "$data"
-	as_user valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$out.out" \
-		"$WORK/install-$b/bin/postgres" --single -D "$data" "${SETTINGS[@]}" postgres \
-		<"$RUN/$w.sql" >"$out.log" 2>&1 || die "callgrind run of $b ($w) failed (log: $(rel "$out.log"))"
-	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out.log" | tail -n1
+	cg_instructions "$WORK/install-$1/bin/postgres" "$RUN/$1/template" "$RUN/data" "$RUN/$2.sql" \
+		"$RUN/$1-$2.callgrind" --dump-instr=no
 }
-
-SOCK=$(mktemp -d /tmp/flexlock-layering-XXXXXX)
-chmod 777 "$SOCK"
-running=""
-cleanup() {
-	[ -n "$running" ] && as_user "$WORK/install-$running/bin/pg_ctl" -D "$RUN/$running/template" -m immediate -w stop >/dev/null 2>&1
-	rm -rf "$SOCK"
-}
-trap cleanup EXIT
 
 : >"$RESULTS/totals.tsv"
 for b in before after; do
 	bin=$WORK/install-$b/bin
 	say "$b: initialising pgbench data (scale 1)"
 	mkdir -p "$RUN/$b" && hand_over "$RUN/$b"
-	run_logged "$RUN/$b-init.log" "initdb for $b" "" as_user "$bin/initdb" -D "$RUN/$b/template" --no-sync -A trust
-	run_logged "$RUN/$b-init.log.2" "start of $b" "" as_user "$bin/pg_ctl" -D "$RUN/$b/template" -o "-p 5497 -k $SOCK -c listen_addresses=''" -w start
-	running=$b
-	run_logged "$RUN/$b-init.log.3" "pgbench -i for $b" "" as_user "$bin/pgbench" -h "$SOCK" -p 5497 -i -s 1 -q postgres
-	run_logged "$RUN/$b-init.log.4" "vacuum for $b" "" as_user "$bin/psql" -h "$SOCK" -p 5497 -X -q -c "VACUUM ANALYZE" -c CHECKPOINT postgres
-	run_logged "$RUN/$b-init.log.5" "stop of $b" "" as_user "$bin/pg_ctl" -D "$RUN/$b/template" -w stop
-	running=""
+	cg_template "$bin" "$RUN/$b/template" 5497 "$RUN/$b-init.log"
 	base=$(instructions "$b" empty)
 	for w in select tpcb; do
 		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
@@ -737,10 +690,10 @@ analyse calls "$RESULTS/callgrind.tsv" "$RESULTS/callees.tsv" "$RESULTS/flush.ts
 	echo "## Settings and builds"
 	echo
 	echo "- select: pgbench's select-only transaction ($N_SELECT); tpcb: pgbench's TPC-B-like transaction, 5 statements ($N_TPCB)."
-	echo "- Settings: ${SETTINGS[*]}; data from initdb --no-sync and pgbench -i -s 1, then VACUUM ANALYZE and CHECKPOINT."
+	echo "- Settings: ${CG_SETTINGS[*]}; data from initdb --no-sync and pgbench -i -s 1, then VACUUM ANALYZE and CHECKPOINT."
 	echo "- Both builds: $("$WORK/install-after/bin/pg_config" --version) from $(rel "$TREE"), configured like \`patched\`: $(sed -n 's/^  \$ .*configure //p' "$WORK/obj-after/config.log" | head -n1 | sed "s|$WORK/install-after|PREFIX|")"
 	echo "- Compiler: $(gcc --version | head -n1); $(objdump --version | head -n1)"
-	echo "- Machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n1), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr); $(valgrind --version)"
+	echo "- Machine: $(cg_machine)"
 } >"$RESULTS/RESULT.md.new"
 mv "$RESULTS/RESULT.md.new" "$RESULTS/RESULT.md"
 cat "$RESULTS/RESULT.md"
