@@ -91,7 +91,18 @@ sub holder_invariants
 		"$what: every failed conditional acquisition was served by a holder or took the lock");
 	is($c->{members_cleared}, $c->{holder_served},
 		"$what: every XID cleared by a releasing holder was a queued request");
+	is($c->{holder_served_by_shared} + $c->{holder_served_by_exclusive}, $c->{holder_served},
+		"$what: every served XID was served after a shared or an exclusive release");
+	cmp_ok($c->{holder_self_cleared_slept}, '<=', $c->{holder_self_cleared},
+		"$what: processes that slept unserved and then took the lock are among those that took it");
+	cmp_ok($c->{holder_self_cleared_slept}, '<=', $c->{holder_woken_unserved},
+		"$what: each of them was woken unserved at least once");
 }
+
+my @gc_counters = qw(exclusive_acquires cond_acquired cond_failed groups_led members_cleared
+  follower_sleeps max_group_size holder_served holder_self_cleared holder_self_cleared_slept
+  holder_woken_unserved holder_served_by_shared holder_served_by_exclusive holder_serve_missed
+  holder_batch_limit);
 
 my $txns = 0;
 for my $mode ('off', 'on', 'always', 'holder')
@@ -127,8 +138,7 @@ for my $mode ('off', 'on', 'always', 'holder')
 			"SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ProcArrayGroupUpdate'"),
 		'0', "mode $mode: nobody is left waiting in ProcArrayGroupUpdate");
 
-	my %c = map { $_ => gc($_) } qw(exclusive_acquires cond_acquired cond_failed groups_led
-	  members_cleared follower_sleeps max_group_size holder_served holder_self_cleared);
+	my %c = map { $_ => gc($_) } @gc_counters;
 	my $hist = $node->safe_psql('postgres',
 		"SELECT sum(value) FROM flexlock_counters WHERE family = 'groupclear' AND counter LIKE 'group_size_%'");
 	if ($mode eq 'off')
@@ -165,11 +175,150 @@ for my $mode ('off', 'on', 'always', 'holder')
 	cmp_ok($c{max_group_size}, '<=', 30, "mode $mode: no group larger than the processes");
 }
 
+# --- holder: a committer queued behind shared holders only -----------------
+# A session H takes a snapshot and stops at an injection point with
+# ProcArrayLock held in shared mode.  A committer C finds the lock busy and
+# queues on it.  When H goes on, the release that leaves the lock free (H's,
+# or another snapshot's that overlapped it) is a shared one, and it must clear
+# C's XID: C never takes ProcArrayLock itself, and no later snapshot shows its
+# XID.  Variants: H fails at a second injection point with the lock held (the
+# lock is released by error cleanup, which must serve C just the same), and H
+# runs with another setting than C (a reload that H has not seen yet), so H's
+# release cannot serve and C is woken to take the lock itself.
+$node->safe_psql('postgres', 'CREATE EXTENSION injection_points');
+
+# While H holds ProcArrayLock, no new connection can start (it adds itself to
+# the proc array in exclusive mode): every query in the window goes through
+# sessions opened before, M for the checks.
+sub procarray_lock_of
+{
+	my ($m, $pid) = @_;
+	return $m->query_safe(
+		"SELECT coalesce(sum(acquire_exclusive), 0) || '/' || coalesce(sum(block_exclusive), 0)"
+		  . " FROM flexlock_backends($pid) WHERE tranche = 'ProcArray'");
+}
+
+sub set_mode
+{
+	my ($mode) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET procarray_group_clear = $mode; SELECT pg_reload_conf();");
+	$node->poll_query_until('postgres', 'SHOW procarray_group_clear', $mode);
+}
+
+sub wait_in_session
+{
+	my ($m, $what, $cond) = @_;
+	for (1 .. 300)
+	{
+		return 1 if $m->query_safe($cond) eq 't';
+		usleep(100_000);
+	}
+	die "$what: timed out waiting for: $cond";
+}
+
+sub queued_commit
+{
+	my ($what, %opt) = @_;
+	set_mode($opt{holder_mode});
+
+	my $log_offset = -s $node->logfile;
+	my $m = $node->background_psql('postgres');
+	my $h = $node->background_psql('postgres');
+	my $c = $node->background_psql('postgres');
+	my $hpid = $h->query_safe('SELECT pg_backend_pid()');
+	$h->query_safe('SELECT injection_points_set_local()');
+
+	# C: a transaction with an XID, in holder mode (if H is to run in
+	# another mode, C sees the reload that H, stopped in a query, does not)
+	# (one statement: H's next snapshot waits at the first point and, if
+	# told to fail, fails at the second once woken)
+	my $fail = $opt{fail} ? q{, injection_points_attach('get-snapshot-data-locked-2', 'error')} : '';
+	$h->query_until(qr/holding/, qq{
+		\\echo holding
+		SELECT injection_points_attach('get-snapshot-data-locked', 'wait')$fail;
+		SELECT 1;
+	});
+	wait_in_session($m, $what,
+		"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $hpid");
+	if ($opt{holder_mode} ne 'holder')
+	{
+		$m->query_safe("ALTER SYSTEM SET procarray_group_clear = holder");
+		$m->query_safe("SELECT pg_reload_conf()");
+		wait_in_session($m, $what, q{SELECT setting = 'holder' FROM pg_settings WHERE name = 'procarray_group_clear'})
+	}
+	wait_in_session($c, $what, q{SELECT current_setting('procarray_group_clear') = 'holder'});
+	pass("$what: the committer runs in holder mode");
+	my $cpid = $c->query_safe('SELECT pg_backend_pid()');
+	$c->query_safe('BEGIN');
+	my $xid = $c->query_safe('SELECT pg_current_xact_id()');
+	$m->query_safe('SELECT flexlock_reset()');
+	my $before = procarray_lock_of($m, $cpid);
+	$c->query_until(qr/committing/, q{
+		\echo committing
+		COMMIT;
+	});
+	wait_in_session($m, $what, "SELECT wait_event = 'ProcArray' FROM pg_stat_activity WHERE pid = $cpid");
+	pass("$what: the committer queues on ProcArrayLock, held in shared mode only");
+
+	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
+	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+	is($c->query_safe('SELECT 42'), '42', "$what: the committer's COMMIT returns");
+	my $after = procarray_lock_of($m, $cpid);
+	if ($opt{fail})
+	{
+		# (psql stops at the error: ON_ERROR_STOP)
+		ok($node->wait_for_log(
+				qr/\[$hpid\] .*ERROR:  error triggered for injection point get-snapshot-data-locked-2/, $log_offset),
+			"$what: H failed with ProcArrayLock held");
+		eval { $h->quit };
+	}
+	else
+	{
+		$h->quit;
+	}
+	$_->quit for ($c, $m);
+
+	my %c = map { $_ => gc($_) } @gc_counters;
+	note("$what: " . join(', ', map { "$_ $c{$_}" } sort keys %c));
+	my ($acq0, $block0) = split m{/}, $before;
+	my ($acq1, $block1) = split m{/}, $after;
+	is($block1 - $block0, 1, "$what: the committer slept once on ProcArrayLock");
+	is($c{cond_failed}, 1, "$what: one conditional acquisition failed");
+	if ($opt{holder_mode} eq 'holder')
+	{
+		is($acq1 - $acq0, 0, "$what: the committer never acquired ProcArrayLock");
+		is("$c{holder_served}/$c{holder_served_by_shared}/$c{holder_self_cleared}", '1/1/0',
+			"$what: its XID was cleared by a shared release, not by itself");
+		is($c{holder_woken_unserved}, 0, "$what: it was not woken unserved");
+	}
+	else
+	{
+		is($acq1 - $acq0, 1, "$what: the committer took ProcArrayLock itself");
+		is("$c{holder_served}/$c{holder_self_cleared}/$c{holder_self_cleared_slept}", '0/1/1',
+			"$what: a releaser in mode $opt{holder_mode} did not serve; the committer cleared its XID itself");
+		cmp_ok($c{holder_woken_unserved}, '>=', 1, "$what: it was woken unserved");
+	}
+	is($node->safe_psql('postgres', "SELECT pg_xact_status('$xid')"), 'committed',
+		"$what: the committer's transaction is committed");
+	is($node->safe_psql('postgres', "SELECT pg_visible_in_snapshot('$xid', pg_current_snapshot())"),
+		't', "$what: its XID is not running in a later snapshot");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ProcArray'"),
+		'0', "$what: nobody is left waiting for ProcArrayLock");
+}
+
+queued_commit('served by a shared release', holder_mode => 'holder');
+queued_commit('served by error cleanup', holder_mode => 'holder', fail => 1);
+queued_commit('shared holder in mode off', holder_mode => 'off');
+set_mode('holder');
+
 # --- holder: an XID storm ---------------------------------------------------
-# A holder serves a committer only if it queued on ProcArrayLock while
-# another process held the lock exclusively and went on to release it.  On 2
-# cores that is rare (a few XIDs served per second of this storm), so the
-# storm runs 3 s at a time until one was, for 60 s at most.
+# A committer that finds ProcArrayLock busy mostly finds it free again a
+# moment later, when it queues, and takes it then: one acquisition, no sleep.
+# The others sleep on the lock, and the release that leaves it free must
+# serve them: at least 90% of those that slept must have been served, not
+# woken to take the lock themselves.  On 2 cores few committers sleep (a few
+# per second of this storm), so the storm runs 3 s at a time until 20 have,
+# for 60 s at most.
 my $storm_run_s = 3;
 my $storm_limit_s = 60;
 my $tmp = PostgreSQL::Test::Utils::tempdir;
@@ -186,7 +335,8 @@ for my $f (keys %storm)
 
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 my $storm_start = time;
-my ($runs, $storm_error, $served) = (0, '', 0);
+my ($runs, $storm_error, $slept) = (0, '', 0);
+my $storm_min_slept = 20;
 while (1)
 {
 	$runs++;
@@ -226,18 +376,18 @@ while (1)
 	$out =~ m{SQL script \d+: \S*storm_tpcb\.sql\n - weight: \d+ .*\n - (\d+) transactions}
 	  or die "no TPC-B-like transaction count in pgbench output:\n$out";
 	$txns += $1;
-	$served = gc('holder_served');
-	last if $served > 0 || time - $storm_start + $storm_run_s > $storm_limit_s;
+	$slept = gc('holder_served') + gc('holder_self_cleared_slept');
+	last if $slept >= $storm_min_slept || time - $storm_start + $storm_run_s > $storm_limit_s;
 }
 my $storm_s = time - $storm_start;
 is($storm_error, '', 'holder storm: every pgbench run finished, without error');
-cmp_ok($served, '>', 0,
-	"holder storm: a releasing holder cleared queued XIDs (run $runs, after "
-	  . sprintf('%.0f s', $storm_s) . ')')
-  or diag(sprintf('no queued XID was served in %.0f s of XID storm: is serving broken?', $storm_s));
-my %c = map { $_ => gc($_) } qw(exclusive_acquires cond_acquired cond_failed groups_led
-  members_cleared follower_sleeps holder_served holder_self_cleared);
+my %c = map { $_ => gc($_) } @gc_counters;
 cmp_ok($c{cond_failed}, '>', 0, 'holder storm: committers found ProcArrayLock busy and queued');
+cmp_ok($slept, '>=', $storm_min_slept,
+	"holder storm: $storm_min_slept committers slept on ProcArrayLock (run $runs, after "
+	  . sprintf('%.0f s', $storm_s) . ')');
+cmp_ok($c{holder_served}, '>=', 0.9 * $slept,
+	"holder storm: at least 90% of the committers that slept were served ($c{holder_served} of $slept)");
 holder_invariants(\%c, 'holder storm');
 note("holder storm, runs of ${storm_run_s} s: $runs; " . join(', ', map { "$_ $c{$_}" } sort keys %c));
 
