@@ -4,6 +4,8 @@
 # counters that tell which protocol ran.  Then an injection point between
 # the unlock and the relock of a leaf, with a concurrent split of that leaf
 # forced inside the window: the insert must move right and land correctly.
+# Last, inserts queued on a rightmost leaf held locked: the counters of waits
+# by mode and of wakeups per release of the leaf.
 use strict;
 use warnings FATAL => 'all';
 
@@ -120,6 +122,86 @@ is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM window_t WHERE k = 50050000}),
 	'1', 'the key inserted across the split is found through the index');
 check_indexes('after the split in the relock window');
+
+# --- inserts queued on a locked rightmost leaf ----------------------------------
+# H stops with the rightmost leaf of ordered_t locked exclusively (injection
+# point at the end of its descent).  W1 and W2, whose rightmost-leaf cache
+# points at that leaf, find it locked (fast path busy), descend, and sleep
+# for the leaf: exclusively with the stock protocol, in share mode with
+# exclusive descent off.  Then H goes on.  The two protocols differ in who
+# the release of a leaf wakes: a share-mode queue is woken at once by one
+# release, an exclusive queue one process per release.  This is what the
+# leaf counters must show.
+sub leaf_queue
+{
+	my ($mode) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET btree_leaf_exclusive_descent = $mode; SELECT pg_reload_conf();");
+	$node->poll_query_until('postgres', 'SHOW btree_leaf_exclusive_descent', $mode);
+
+	my $m = $node->background_psql('postgres');
+	my $h = $node->background_psql('postgres');
+	my @w = map { $node->background_psql('postgres') } 1 .. 2;
+	# each waiter's next insert takes the fast path: its cache points at the
+	# rightmost leaf
+	$_->query_safe('INSERT INTO ordered_t (v) VALUES (2)') for @w;
+	my @wpid = map { $_->query_safe('SELECT pg_backend_pid()') } @w;
+	$m->query_safe('SELECT flexlock_reset()');
+
+	$h->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('btree-leaf-locked', 'wait');});
+	$h->query_until(qr/inserting/, q{
+		\echo inserting
+		INSERT INTO ordered_t (v) VALUES (3);
+	});
+	$node->wait_for_event('client backend', 'btree-leaf-locked');
+	for my $i (0, 1)
+	{
+		$w[$i]->query_until(qr/inserting/, q{
+			\echo inserting
+			INSERT INTO ordered_t (v) VALUES (4);
+		});
+		$node->poll_query_until('postgres',
+			"SELECT wait_event = 'BufferContent' FROM pg_stat_activity WHERE pid = $wpid[$i]")
+		  or die "leaf exclusive descent $mode: inserter $i did not wait for the leaf";
+	}
+	pass("leaf exclusive descent $mode: two inserters wait for the locked rightmost leaf");
+
+	$m->query_safe(q{SELECT injection_points_wakeup('btree-leaf-locked')});
+	$h->query_safe(q{SELECT injection_points_detach('btree-leaf-locked')});
+	is($_->query_safe('SELECT 1'), '1', "leaf exclusive descent $mode: a waiting insert finished") for @w;
+	$_->quit for ($m, $h, @w);
+
+	my %c = map { $_ => counter($_) }
+	  qw(fastpath_busy fastpath_misses leaf_waits_shared leaf_waits_exclusive leaf_releases_waking
+	  leaf_release_wakeups);
+	note("leaf exclusive descent $mode: " . join(', ', map { "$_ $c{$_}" } sort keys %c));
+	is("$c{fastpath_busy}/$c{fastpath_misses}", '2/2',
+		"$mode: both fast-path misses found the cached leaf locked");
+	if ($mode eq 'on')
+	{
+		is("$c{leaf_waits_exclusive}/$c{leaf_waits_shared}", '2/0',
+			'on: both inserters slept for the leaf in exclusive mode, none in share mode');
+		is("$c{leaf_releases_waking}/$c{leaf_release_wakeups}", '2/2',
+			'on: each release of the leaf woke one exclusive waiter');
+	}
+	else
+	{
+		is($c{leaf_waits_shared}, '2', 'off: both inserters slept for the leaf in share mode');
+		cmp_ok($c{leaf_waits_exclusive}, '<=', 1,
+			'off: at most one slept again for its relock (behind the other)');
+		is($c{leaf_release_wakeups} - $c{leaf_releases_waking}, 1,
+			'off: one release of the leaf woke both share-mode waiters at once');
+	}
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM ordered_t WHERE v IN (2, 3, 4)'),
+		5 * ($mode eq 'on' ? 1 : 2), "$mode: the queued inserts are all there");
+}
+
+$node->safe_psql('postgres', 'DELETE FROM ordered_t WHERE v IN (2, 3, 4)');
+leaf_queue('on');
+leaf_queue('off');
+check_indexes('after the queued inserts');
 
 $node->stop;
 done_testing();
