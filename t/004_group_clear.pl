@@ -4,17 +4,24 @@
 # groupclear counters show which path ran, and nobody is left waiting in
 # ProcArrayGroupUpdate.
 #
-# holder also gets an XID storm (short transactions that take an XID, with
-# snapshot-taking reads and TPC-B-like ones), run a few seconds at a time
-# until a releasing holder of ProcArrayLock has cleared a queued XID
-# (holder_served > 0).  How it fails: serving never happens (no holder_served
-# within 60 s); a served committer is never woken (pgbench does not come
-# back: a committer stuck on ProcArrayLock); or an XID is left in the proc
-# array or cleared twice (an XID still in progress when everything is idle,
-# an assertion failure, balances that do not add up).  In holder mode every
-# failed conditional acquisition ends in exactly one of holder_served (a
-# holder cleared the XID) and holder_self_cleared (the process got the lock
-# and cleared it), and every XID a holder cleared is one that was served.
+# holder also gets three deterministic interleavings and an XID storm.  The
+# interleavings stop a shared holder of ProcArrayLock at an injection point
+# in GetSnapshotData while a committer queues: the shared release must serve
+# the committer (it never acquires the lock, its XID is in no later
+# snapshot), also when the holder fails with the lock held (error cleanup
+# releases it), and a holder that runs another mode must wake the committer
+# to take the lock itself.  The storm (short transactions that take an XID,
+# with snapshot-taking reads and TPC-B-like ones) runs a few seconds at a
+# time until 20 committers have slept on ProcArrayLock, and at least 90% of
+# them must have been served.  How it fails: shared releases do not serve
+# (the interleavings' counters, and the storm's share: 6 of 26 when only
+# exclusive releases served); a served committer is never woken (pgbench
+# does not come back); or an XID is left in the proc array or cleared twice
+# (an XID still in progress when everything is idle, an assertion failure,
+# balances that do not add up).  In holder mode every failed conditional
+# acquisition ends in exactly one of holder_served (a releaser cleared the
+# XID) and holder_self_cleared (the process got the lock and cleared it),
+# and every XID a releaser cleared is one that was served.
 use strict;
 use warnings FATAL => 'all';
 
