@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import __doc__ as package_doc
 from .config import BenchError, UsageError, Workload, list_presets, list_workloads, resolve
+from . import lwbench
 from .lwbench import lwlock_bench
 from .matrix import Matrix
 from .pgbench import parse_pgbench
@@ -66,7 +67,7 @@ def main(argv=None):
             print(json.dumps(parse_pgbench(Path(args.file).read_text())))
             return 0
         if args.cmd == "report":
-            for p in report(args.dir):
+            for p in (lwbench.report if lwbench.is_lwbench_dir(args.dir) else report)(args.dir):
                 print(p)
             return 0
         if args.cmd == "counters":

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import config
 from .config import BenchError, KNOWN_BUILDS, UsageError, names, positive_ints
+from . import stats
 from .machine import machine_facts
 from .meta import series_info
 from .servers import Server, base_settings, prepare_run_user, run_user
@@ -101,6 +102,39 @@ def lwlock_bench(args):
             "matrix": {"workers": workers, "shared_percent": shared, "reps": reps, "seconds": seconds},
             "series": series_info()}
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_summary(out, rows, meta)
+    print()
+    print((out / "summary.md").read_text())
+    print(f"flexbench: results in {out}")
+    return 0
+
+
+NUMERIC = {"workers": int, "shared_percent": int, "rep": int, "acquisitions": int, "acquisitions_per_sec": float,
+           "ns_per_acquisition": float, "cas_retries": int, "backouts": int, "sleeps": int}
+
+
+def is_lwbench_dir(out):
+    """A run directory of the micro-benchmark (its runs.csv has workers)."""
+    path = Path(out) / "runs.csv"
+    return path.is_file() and path.read_text().split("\n", 1)[0].startswith("workers,")
+
+
+def report(out):
+    """Rewrite summary.md of a micro-benchmark run from runs.csv and meta.json."""
+    out = Path(out)
+    with open(out / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k, conv in NUMERIC.items():
+            r[k] = conv(r[k])
+    write_summary(out, rows, json.loads((out / "meta.json").read_text()))
+    return [out / "summary.md"]
+
+
+def write_summary(out, rows, meta):
+    mx = meta["matrix"]
+    workers, shared, reps, seconds = mx["workers"], mx["shared_percent"], mx["reps"], mx["seconds"]
+    build, version = meta["build"], meta["version"]
     med = lambda key, w, pct, alg: statistics.median(
         r[key] for r in rows if r["workers"] == w and r["shared_percent"] == pct and r["algorithm"] == alg)
     mf = meta["machine"]
@@ -110,15 +144,24 @@ def lwlock_bench(args):
              f"flexlock_bench_lwlock(workers, {seconds:g}, shared_percent, algorithm): background workers take "
              "and release one LWLock of their own in a loop (the rest of the mix exclusive). "
              f"{reps} repetitions, both algorithms in each, in alternating order; medians. "
-             "ratio = fetch_add / exchange acquisitions per second; ns = worker time per acquisition.", ""]
+             "ratio: the median of the per-repetition ratios fetch_add / exchange of acquisitions per second "
+             "(both algorithms run in each repetition, so each is a pair), with the order-statistic interval "
+             "for that median and a verdict, as in the pgbench matrix (stats.py); "
+             "ns = worker time per acquisition.", ""]
     for pct in shared:
         lines += [f"## {pct}% shared", "",
-                  "| workers | exchange acq/s | fetch_add acq/s | ratio | exchange ns | fetch_add ns "
+                  "| workers | exchange acq/s | fetch_add acq/s | ratio [interval] | verdict (coverage, pairs) "
+                  "| exchange ns | fetch_add ns "
                   "| exchange CAS retries | fetch_add back-outs | exchange sleeps | fetch_add sleeps |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for w in workers:
             ex, fa = med("acquisitions_per_sec", w, pct, "exchange"), med("acquisitions_per_sec", w, pct, "fetch_add")
-            lines.append(f"| {w} | {ex:,.0f} | {fa:,.0f} | {fa / ex if ex else float('nan'):.3f} "
+            per_rep = lambda alg: {r["rep"]: r["acquisitions_per_sec"] for r in rows
+                                   if r["workers"] == w and r["shared_percent"] == pct and r["algorithm"] == alg}
+            k = stats.compare(per_rep("fetch_add"), per_rep("exchange"))
+            cmp = (f"{k['ratio']:.3f} [{k['low']:.3f}, {k['high']:.3f}] | {k['verdict']} "
+                   f"({k['coverage']:.1%}, {k['n']})") if k else "- | -"
+            lines.append(f"| {w} | {ex:,.0f} | {fa:,.0f} | {cmp} "
                          f"| {med('ns_per_acquisition', w, pct, 'exchange'):.0f} "
                          f"| {med('ns_per_acquisition', w, pct, 'fetch_add'):.0f} "
                          f"| {med('cas_retries', w, pct, 'exchange'):,.0f} "
@@ -127,7 +170,3 @@ def lwlock_bench(args):
                          f"| {med('sleeps', w, pct, 'fetch_add'):,.0f} |")
         lines.append("")
     (out / "summary.md").write_text("\n".join(lines))
-    print()
-    print((out / "summary.md").read_text())
-    print(f"flexbench: results in {out}")
-    return 0

@@ -6,7 +6,9 @@ import json
 import tempfile
 import unittest
 
-import common  # noqa: F401  (the package on sys.path)
+import common  # the package on sys.path
+
+del common
 from pathlib import Path
 
 from flexbench import config, machine, meta

@@ -102,7 +102,13 @@ class SmokeTest(unittest.TestCase):
         self.assertTrue(all(int(r["backouts"]) == 0 for r in rows if r["algorithm"] == "exchange"))
         summary = (out / "summary.md").read_text()
         self.assertIn("## 50% shared", summary)
-        self.assertIn("| workers | exchange acq/s | fetch_add acq/s | ratio |", summary)
+        self.assertIn("| workers | exchange acq/s | fetch_add acq/s | ratio [interval] | verdict (coverage, pairs) |", summary)
+        self.assertIn("too few reps (50.0%, 2)", summary)
+        # 'report' rewrites the same summary from runs.csv and meta.json
+        (out / "summary.md").unlink()
+        p = driver("report", str(out))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual((out / "summary.md").read_text(), summary)
 
     def test_interrupt_keeps_results_and_stops_servers(self):
         out = Path(self.tmp.name) / "interrupted"
