@@ -125,7 +125,8 @@ def families(meta, details):
 def counters_table(out, family):
     """Markdown table: for each workload, clients and build/variant, the
     median tps and the median of each counter of FAMILY per 1000
-    transactions (from raw/*.locks.json and runs.csv)."""
+    transactions (from raw/*.locks.json and runs.csv); counters that are
+    zero in every run are left out."""
     out = Path(out)
     rows = load_rows(out)
     details = lock_details(out)
@@ -148,6 +149,9 @@ def counters_table(out, family):
         pts.setdefault(key, []).append((row["tps"] or 0.0, vals))
     if not cols:
         raise UsageError(f"no counters of family {family!r} in {out}/raw")
+    cols = [n for n in cols if any(v.get(n) for p in pts.values() for _, v in p)]
+    if not cols:
+        raise UsageError(f"every counter of family {family!r} is zero in {out}/raw")
     lines = ["| workload | clients | build/variant | tps | " + " | ".join(f"{n} /1000 txn" for n in cols) + " |",
              "|---|---:|---|---:|" + "---:|" * len(cols)]
     for (w, c, bv) in sorted(pts):
@@ -237,9 +241,13 @@ def report(out):
         plots += plot_workload(out, w, per_cfg, cfgs, cmps)
     fams = families(meta, details)
     if fams:
+        named = any(GUC_FAMILY.get(g) for st in meta.get("variants", {}).values() for g in st)
         lines += ["## The mechanism: counters of the variants' families", "",
                   "`flexbench.py counters DIR FAMILY`: per point the median tps and the median of each "
-                  "counter per 1000 transactions (flexlock_counters deltas over each run).", ""]
+                  "counter per 1000 transactions (flexlock_counters deltas over each run; counters zero in "
+                  "every run left out)"
+                  + ("." if named else "; the run's variants name no family, so every family with a "
+                     "counter above zero."), ""]
         for f in fams:
             try:
                 table = counters_table(out, f)
@@ -259,6 +267,8 @@ def plot_workload(out, w, per_cfg, cfgs, cmps):
         print("flexbench: no plots: python3-matplotlib is not installed")
         return []
     matplotlib.use("Agg")
+    # the same data give the same files: no date, fixed SVG ids
+    matplotlib.rcParams["svg.hashsalt"] = "flexbench"
     import matplotlib.pyplot as plt
 
     with_ratio = bool(cmps)
@@ -304,7 +314,7 @@ def plot_workload(out, w, per_cfg, cfgs, cmps):
     paths = []
     for ext in ("png", "svg"):
         p = out / "plots" / f"{w}.{ext}"
-        fig.savefig(p)
+        fig.savefig(p, metadata={"Date": None} if ext == "svg" else None)
         paths.append(p)
     plt.close(fig)
     return paths

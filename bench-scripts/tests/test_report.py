@@ -102,13 +102,17 @@ class ReportTest(unittest.TestCase):
             (self.out / "raw" / f"w-c4-r{rep + 1}-patched-walflush-lsn.locks.json").write_text(json.dumps(
                 {"tranches": {"WALWrite": {"acquires": txn, "waits": txn // 10, "wait_ms": txn / 100},
                               "ProcArray": {"acquires": txn, "waits": 1, "wait_ms": 0.001}},
-                 "counters": {"walflush.wakeups": wakeups, "walinsert.waits_0": 7}}))
+                 "counters": {"walflush.wakeups": wakeups, "walflush.sleeps": 0, "walinsert.waits_0": 7,
+                              "btree.leaf_relocks": 0}}))
         write_runs(self.out, rows)
         table = report.counters_table(self.out, "walflush")
         self.assertIn("| workload | clients | build/variant | tps | wakeups /1000 txn |", table)
         # per 1000 transactions: 50, 150, 40 -> median 50
         self.assertIn("| w | 4 | patched/walflush-lsn | 101 | 50.0 |", table)
         self.assertNotIn("waits_0", table)
+        self.assertNotIn("sleeps", table, "a counter that is zero in every run is left out")
+        with self.assertRaisesRegex(UsageError, "every counter of family 'btree' is zero"):
+            report.counters_table(self.out, "btree")
         with self.assertRaises(UsageError):
             report.counters_table(self.out, "nosuchfamily")
         with self.assertRaises(UsageError):
