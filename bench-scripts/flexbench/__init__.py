@@ -1,0 +1,15 @@
+"""flexbench: A/B pgbench workloads across flexlock builds and lock variants.
+
+The package behind bench-scripts/flexbench.py, one idea per module:
+
+  config     paths, workloads, variants, presets, the run options
+  pgbench    pgbench's output and its sampled per-transaction log
+  machine    machine facts; CPU time by state from /proc/stat
+  meta       the identity of what ran: git, or a bundle's bundle.json
+  servers    one PostgreSQL per build; the lock statistics around a run
+  matrix     build x variant x workload x clients x repetition, interleaved
+  stats      paired ratios, order-statistic intervals, verdicts
+  report     summary.md, plots, counters tables
+  lwbench    the LWLock micro-benchmark
+  cli        the command line
+"""

@@ -1,0 +1,115 @@
+"""The command line of flexbench.py.
+
+Usage: flexbench.py run [options]     (flexbench.py run --help)
+       flexbench.py list              workloads and presets
+       flexbench.py parse FILE        parse one saved pgbench output
+       flexbench.py report DIR        rewrite summary.md and plots from runs.csv
+       flexbench.py counters DIR FAM  a counter family per point, per 1000 transactions
+       flexbench.py lwlock [options]  LWLock micro-benchmark, compare-exchange
+                                      vs fetch-add (flexlock_bench_lwlock)
+"""
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+
+from . import __doc__ as package_doc
+from .config import BenchError, UsageError, Workload, list_presets, list_workloads, resolve
+from . import lwbench
+from .lwbench import lwlock_bench
+from .matrix import Matrix
+from .pgbench import parse_pgbench
+from .report import counters_table, report
+from .servers import prepare_run_user
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="flexbench", description=package_doc.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run a matrix")
+    r.add_argument("--preset", help="presets/NAME.conf: " + ", ".join(list_presets()))
+    r.add_argument("--workloads", help="comma or space separated workload names")
+    r.add_argument("--clients", help="client counts, e.g. 1,2,4,8")
+    r.add_argument("--reps", help="repetitions per point")
+    r.add_argument("--duration", help="seconds per run")
+    r.add_argument("--warmup", help="seconds of unmeasured pgbench before each run")
+    r.add_argument("--scale", help="pgbench scale for workloads initialised by pgbench -i")
+    r.add_argument("--builds", help="builds to compare (default: vanilla patched)")
+    r.add_argument("--variants", help="variants/*.conf names for patched builds (default: all)")
+    r.add_argument("--out", help="run directory to create (must not exist)")
+    sub.add_parser("list", help="list workloads and presets")
+    p = sub.add_parser("parse", help="parse a saved pgbench output")
+    p.add_argument("file")
+    rp = sub.add_parser("report", help="rewrite summary.md and plots of a run directory")
+    rp.add_argument("dir")
+    cp = sub.add_parser("counters", help="a counter family per point of a run directory, per 1000 transactions")
+    cp.add_argument("dir")
+    cp.add_argument("family", help="flexlock_counters family, e.g. walflush or groupclear")
+    lw = sub.add_parser("lwlock", help="LWLock micro-benchmark: compare-exchange vs fetch-add")
+    lw.add_argument("--workers", help="worker counts, e.g. 1,2,4,8,16")
+    lw.add_argument("--shared", help="shared percentages, e.g. 100,95 (the rest exclusive)")
+    lw.add_argument("--seconds", help="seconds per run (default 3)")
+    lw.add_argument("--reps", help="repetitions (default 3)")
+    lw.add_argument("--build", help="patched (default) or cassert")
+    lw.add_argument("--out", help="run directory to create (must not exist)")
+    args = ap.parse_args(argv)
+
+    try:
+        if args.cmd == "list":
+            for w in list_workloads():
+                wl = Workload(w)
+                print(f"{w:16} seed {wl.seed or '-':4} {wl.description}")
+            print("presets: " + ", ".join(list_presets()))
+            return 0
+        if args.cmd == "parse":
+            print(json.dumps(parse_pgbench(Path(args.file).read_text())))
+            return 0
+        if args.cmd == "report":
+            for p in (lwbench.report if lwbench.is_lwbench_dir(args.dir) else report)(args.dir):
+                print(p)
+            return 0
+        if args.cmd == "counters":
+            print(counters_table(args.dir, args.family))
+            return 0
+        if args.cmd == "lwlock":
+            return lwlock_bench(args)
+        args = resolve(args)
+        prepare_run_user()
+    except UsageError as e:
+        print(f"flexbench: {e}", file=sys.stderr)
+        print("usage: flexbench.py run [--preset NAME] [--workloads W,...] [--clients N,...] [--reps N] "
+              "[--duration S] [--builds B,...] [--variants V,...] [--out DIR]", file=sys.stderr)
+        return 2
+    except BenchError as e:
+        print(f"flexbench: {e}", file=sys.stderr)
+        return 1
+
+    matrix = Matrix(args)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+    # SIGINT too: a driver started in the background of a non-interactive
+    # shell inherits SIGINT ignored, and Python then installs no handler.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        matrix.run()
+    except KeyboardInterrupt:
+        print(f"\nflexbench: interrupted; servers stopped; {len(matrix.rows)} runs kept in {matrix.out}",
+              file=sys.stderr)
+        return 130
+    except (BenchError, UsageError) as e:
+        print(f"flexbench: {e}", file=sys.stderr)
+        print(f"flexbench: {len(matrix.rows)} runs kept in {matrix.out}; log: {matrix.out / 'driver.log'}",
+              file=sys.stderr)
+        return 1
+    print()
+    print((matrix.out / "summary.md").read_text())
+    print(f"flexbench: results in {matrix.out} (runs.csv, meta.json, summary.md); plots:")
+    for p in sorted((matrix.out / "plots").glob("*.png")):
+        print(f"  {p}")
+    return 0
+
+

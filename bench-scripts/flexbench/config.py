@@ -1,0 +1,189 @@
+"""Configuration: where things are, workloads, variants, presets and the
+run options they resolve to.
+
+Paths are module attributes read at call time (config.BUILD, not a copy), so
+that tests and the bundle can point them elsewhere: FLEXLOCK_TOP (the
+checkout or an unpacked bundle), FLEXLOCK_BUILD (its build/ directory) and
+FLEXBENCH_VARIANTS (variants/*.conf).
+"""
+
+import datetime
+import os
+import re
+import shlex
+from pathlib import Path
+
+TOP = Path(os.environ.get("FLEXLOCK_TOP", Path(__file__).resolve().parent.parent.parent))
+BENCH = TOP / "bench-scripts"
+WORKLOADS = BENCH / "workloads"
+PRESETS = BENCH / "presets"
+VARIANTS = Path(os.environ.get("FLEXBENCH_VARIANTS", TOP / "variants"))
+BUILD = Path(os.environ.get("FLEXLOCK_BUILD", TOP / "build"))
+KNOWN_BUILDS = ("vanilla", "patched", "cassert")
+
+
+class UsageError(Exception):
+    """Bad input: reported before anything starts."""
+
+
+class BenchError(Exception):
+    """A failure while running: reported loudly, the run stops."""
+
+
+def parse_conf(path):
+    """key = value lines; '#' starts a comment; later keys override."""
+    conf = {}
+    for lineno, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "=" not in line:
+            raise UsageError(f"{path}:{lineno}: expected 'key = value', got {line!r}")
+        key, value = (part.strip() for part in line.split("=", 1))
+        conf[key] = value.strip("'\"") if key != "session" else value
+    return conf
+
+
+def parse_settings(text):
+    """'a=1, b=2' -> {'a': '1', 'b': '2'}"""
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        if "=" not in item:
+            raise UsageError(f"bad setting {item!r}: expected name=value")
+        k, v = (p.strip() for p in item.split("=", 1))
+        out[k] = v
+    return out
+
+
+def positive_ints(text, what):
+    vals = []
+    for item in re.split(r"[,\s]+", text.strip()):
+        if not item:
+            continue
+        if not item.isdigit() or int(item) <= 0:
+            raise UsageError(f"{what} must be positive integers, got {item!r}")
+        vals.append(int(item))
+    if not vals:
+        raise UsageError(f"{what}: none given")
+    return vals
+
+
+def names(text):
+    return [x for x in re.split(r"[,\s]+", text.strip()) if x]
+
+
+class Workload:
+    """A pgbench script with its init and settings: workloads/NAME.conf."""
+
+    def __init__(self, name):
+        conf_path = WORKLOADS / f"{name}.conf"
+        if not conf_path.is_file():
+            raise UsageError(f"unknown workload {name!r} (known: {', '.join(list_workloads())})")
+        conf = parse_conf(conf_path)
+        self.name = name
+        self.description = conf.get("description", name)
+        self.seed = conf.get("seed", "")
+        self.script = WORKLOADS / conf.get("script", f"{name}.sql")
+        if not self.script.is_file():
+            raise UsageError(f"workload {name}: script {self.script} does not exist")
+        self.pgbench_init = conf.get("pgbench_init")
+        self.scale = int(conf.get("scale", "1"))
+        self.init_sql = WORKLOADS / conf["init_sql"] if "init_sql" in conf else None
+        self.reset_sql = conf.get("reset_sql")
+        self.session = parse_settings(conf.get("session", ""))
+        self.vars = parse_settings(conf.get("vars", ""))
+        self.pgbench_args = shlex.split(conf.get("pgbench_args", ""))
+
+    @property
+    def dbname(self):
+        return "wl_" + re.sub(r"[^a-z0-9]", "_", self.name.lower())
+
+
+def list_workloads():
+    return sorted(p.stem for p in WORKLOADS.glob("*.conf"))
+
+
+def list_presets():
+    return sorted(p.stem for p in PRESETS.glob("*.conf"))
+
+
+def variant_conf(name):
+    path = VARIANTS / f"{name}.conf"
+    if not path.is_file():
+        known = sorted(p.stem for p in VARIANTS.glob("*.conf"))
+        raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
+    return parse_conf(path)
+
+
+def variant_settings(name):
+    """GUCs of variants/NAME.conf (the same files make check uses)."""
+    return {k: v for k, v in variant_conf(name).items() if not k.startswith("flexlock_test.")}
+
+
+def variant_workloads(name):
+    """The workloads a variant is benchmarked on: flexlock_test.bench_workloads
+    (a placeholder GUC, harmless to the server), or all if unset."""
+    w = variant_conf(name).get("flexlock_test.bench_workloads")
+    return set(names(w)) if w else None
+
+
+def install_dir(build):
+    return BUILD / "install" / build
+
+
+def check_installed(build):
+    """One clear line naming a missing install (a checkout: make it; a
+    bundle: it was not packed)."""
+    d = install_dir(build)
+    if not (d / "bin" / "pgbench").is_file():
+        hint = "run 'make " + build + "' first" if (TOP / ".git").exists() or (TOP / "Makefile").is_file() \
+            else "this bundle does not contain it"
+        raise UsageError(f"build {build!r} is not built ({d}): {hint}")
+
+
+def resolve(args):
+    """Fill the run options from the preset, then check everything before
+    anything starts."""
+    preset = {}
+    if args.preset:
+        path = PRESETS / f"{args.preset}.conf"
+        if not path.is_file():
+            raise UsageError(f"unknown preset {args.preset!r} (known: {', '.join(list_presets())})")
+        preset = parse_conf(path)
+
+    def pick(opt, key, default):
+        v = getattr(args, opt)
+        return v if v is not None else preset.get(key, default)
+
+    args.workloads = names(pick("workloads", "workloads", ""))
+    if not args.workloads:
+        raise UsageError("no workloads given (--workloads or --preset)")
+    for w in args.workloads:
+        Workload(w)
+    args.clients = positive_ints(str(pick("clients", "clients", "1")), "clients")
+    args.reps = positive_ints(str(pick("reps", "reps", "3")), "reps")[0]
+    args.duration = positive_ints(str(pick("duration", "duration", "10")), "duration")[0]
+    warm = str(pick("warmup", "warmup", "0"))
+    if not warm.isdigit():
+        raise UsageError(f"warmup must be a whole number of seconds, got {warm!r}")
+    args.warmup = int(warm)
+    scale = pick("scale", "scale", None)
+    args.scale = positive_ints(str(scale), "scale")[0] if scale is not None else None
+    args.builds = names(pick("builds", "builds", "vanilla patched"))
+    for b in args.builds:
+        if b not in KNOWN_BUILDS:
+            raise UsageError(f"unknown build {b!r} (known: {', '.join(KNOWN_BUILDS)})")
+        check_installed(b)
+    variants = pick("variants", "variants", None)
+    if variants is None or variants == "all":
+        args.variants = ["stock"] + sorted(p.stem for p in VARIANTS.glob("*.conf") if p.stem != "stock")
+    else:
+        args.variants = names(variants)
+    for v in args.variants:
+        variant_settings(v)
+    if args.out is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        args.out = str(BENCH / "results" / f"{stamp}-{args.preset or 'custom'}")
+    if Path(args.out).exists():
+        raise UsageError(f"output directory {args.out} exists; name a new one with --out")
+    return args

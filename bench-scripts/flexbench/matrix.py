@@ -1,0 +1,250 @@
+"""The matrix: build x variant x workload x clients x repetition.
+
+For each workload and client count, every repetition runs each build/variant
+once in turn (A B A B ...), so drift of the machine hits all of them, and
+runs of the same repetition are natural pairs (stats.py).  One server per
+build runs for the whole matrix; a variant switch is ALTER SYSTEM plus a
+reload, or a restart when a setting needs one.  Each workload has its own
+database, initialised once per server and reused (reset_sql runs before every
+run).  Per run, beside tps: the machine's CPU time by state over the measured
+interval (/proc/stat), latency percentiles from pgbench's sampled
+per-transaction log, and the lock statistics deltas on patched builds.
+"""
+
+import csv
+import datetime
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import config
+from .config import BenchError, Workload, variant_settings, variant_workloads
+from .machine import CPU_FIELDS, cpu_delta, cpu_times, machine_facts
+from .meta import series_info
+from .pgbench import LATENCY_FIELDS, latency_percentiles, parse_pgbench, sampling_rate
+from .report import report
+from .servers import Server, as_user, base_settings, lock_delta, run_user, sh
+
+CSV_FIELDS = [
+    "run", "build", "variant", "workload", "clients", "rep", "tps",
+    "latency_avg_ms", "latency_stddev_ms", "transactions", "failed",
+    "duration_s", "lw_acquires_per_txn", "lw_waits", "lw_waits_per_txn",
+    "lw_wait_ms", "top_waits", "started_at",
+] + LATENCY_FIELDS + CPU_FIELDS
+
+
+def fmt_time(s):
+    s = int(s)
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
+
+
+def estimate_seconds(runs, duration, warmup):
+    """What the progress line and the estimate before starting assume per
+    run: the measured and warm-up seconds plus about 1.5 s of reset,
+    connection and statistics."""
+    return runs * (duration + warmup + 1.5)
+
+
+class Matrix:
+    def __init__(self, args):
+        self.args = args
+        self.out = Path(args.out)
+        self.rows = []
+        self.servers = {}
+        self.meta = {}
+        self.sockdir = None
+        self.last_tps = {}
+
+    def configs(self, workload=None):
+        """(build, variant) pairs: vanilla only runs stock; a variant runs
+        only on the workloads it names (flexlock_test.bench_workloads)."""
+        out = []
+        for b in self.args.builds:
+            for v in self.args.variants:
+                if b == "vanilla" and v != "stock":
+                    continue
+                only = variant_workloads(v)
+                if workload and v != "stock" and only is not None and workload not in only:
+                    continue
+                out.append((b, v))
+        return out
+
+    def run(self):
+        a = self.args
+        workloads = [Workload(w) for w in a.workloads]
+        total = sum(len(self.configs(w.name)) for w in workloads) * len(a.clients) * a.reps
+
+        self.out.mkdir(parents=True)
+        (self.out / "raw").mkdir()
+        (self.out / "plots").mkdir()
+        log = self.out / "driver.log"
+        workdir = config.BUILD / "bench" / self.out.name
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        (workdir / "txlog").mkdir()
+        self.sockdir = Path(tempfile.mkdtemp(prefix="flexbench-"))
+        os.chmod(self.sockdir, 0o777)
+        if run_user():
+            for p in (config.BUILD / "bench", workdir, workdir / "txlog"):
+                shutil.chown(p, run_user())
+
+        self.meta = {
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine_facts(),
+            "preset": a.preset,
+            "matrix": {"builds": a.builds, "variants": a.variants, "workloads": a.workloads,
+                       "clients": a.clients, "reps": a.reps, "duration_s": a.duration,
+                       "warmup_s": a.warmup, "scale": a.scale},
+            "variants": {v: variant_settings(v) for v in a.variants},
+            "workloads": {w.name: {"description": w.description, "seed": w.seed} for w in workloads},
+            "builds": {},
+            "settings": {},
+            "measures": {"cpu": "/proc/stat, whole machine, delta over the measured pgbench run",
+                         "latency": "pgbench -l --sampling-rate, about "
+                                    "20000 sampled transactions per run; nearest-rank percentiles"},
+        }
+        self.meta.update(series_info())
+        base = base_settings(max(a.clients))
+        print(f"flexbench: {total} runs ({len(workloads)} workloads x {len(a.clients)} client counts x "
+              f"{a.reps} reps x their builds/variants), about "
+              f"{fmt_time(estimate_seconds(total, a.duration, a.warmup))}; output in {self.out}", flush=True)
+
+        csvf = open(self.out / "runs.csv", "w", newline="")
+        writer = csv.DictWriter(csvf, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        try:
+            for b in a.builds:
+                srv = Server(b, workdir, self.sockdir, base, log)
+                self.servers[b] = srv
+                srv.initdb()
+                srv.start()
+                srv.setup_flexlock()
+                self.meta["builds"][b] = {"version": srv.version(), "flexlock_stats": srv.has_flexlock}
+            done = 0
+            t0 = time.time()
+            for w in workloads:
+                self.init_workload(w, workdir)
+                for c in a.clients:
+                    for rep in range(1, a.reps + 1):
+                        for (b, v) in self.configs(w.name):
+                            row = self.one_run(w, c, rep, b, v, workdir)
+                            writer.writerow(row)
+                            csvf.flush()
+                            self.rows.append(row)
+                            done += 1
+                            left = (time.time() - t0) / done * (total - done)
+                            print(f"[{done:>4}/{total}] {w.name} clients={c} rep={rep} {b}/{v}: "
+                                  f"{row['tps']:.0f} tps"
+                                  + (f", p95 {row['latency_p95_ms']} ms" if row.get("latency_p95_ms") is not None else "")
+                                  + (f", idle {row['cpu_idle_pct']}%" if row.get("cpu_idle_pct") is not None else "")
+                                  + (f", {row['lw_waits_per_txn']} LWLock waits/txn" if row.get("lw_waits_per_txn") is not None else "")
+                                  + f"  (left: about {fmt_time(left)})", flush=True)
+        finally:
+            csvf.close()
+            for srv in self.servers.values():
+                srv.stop()
+            shutil.rmtree(self.sockdir, ignore_errors=True)
+            self.meta["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            self.meta["runs"] = len(self.rows)
+            (self.out / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n")
+            if self.rows:
+                report(self.out)
+
+    def init_workload(self, w, workdir):
+        scale = self.args.scale or w.scale
+        for b, srv in self.servers.items():
+            print(f"flexbench: {b}: initialising {w.name}", flush=True)
+            srv.psql(f"CREATE DATABASE {w.dbname}")
+            if w.pgbench_init:
+                init = w.pgbench_init.replace("{scale}", str(scale))
+                sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]),
+                   srv.log)
+            if w.init_sql:
+                sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir))
+                tmp = workdir / f"{b}-{w.name}.init.sql"
+                tmp.write_text(sql)
+                os.chmod(tmp, 0o644)
+                srv.psql_file(tmp, w.dbname)
+            for k, v in w.session.items():
+                srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
+            srv.psql("VACUUM ANALYZE", w.dbname)
+            srv.psql("CHECKPOINT")
+            script = workdir / f"{b}-{w.name}.sql"
+            script.write_text(w.script.read_text().replace("{datadir}", str(srv.datadir)))
+            os.chmod(script, 0o644)
+            if b not in self.meta["settings"]:
+                self.meta["settings"][b] = srv.nondefault_settings()
+
+    def expected_tps(self, w, clients):
+        """For the latency log's sampling rate: the last tps at this point,
+        else at the nearest client count of the workload, scaled."""
+        if (w, clients) in self.last_tps:
+            return self.last_tps[(w, clients)]
+        near = [(abs(c - clients), c, t) for (wl, c), t in self.last_tps.items() if wl == w]
+        if near:
+            _, c, t = min(near)
+            return t * max(1.0, clients / c)
+        return None
+
+    def one_run(self, w, clients, rep, build, variant, workdir):
+        a = self.args
+        srv = self.servers[build]
+        srv.set_variant(variant, self.meta["variants"][variant])
+        key = f"{build}/{variant}"
+        self.meta["settings"].setdefault(key, srv.nondefault_settings())
+        if w.reset_sql:
+            srv.psql(w.reset_sql, w.dbname)
+            srv.psql("CHECKPOINT")
+        scale = self.args.scale or w.scale
+        jobs = str(min(clients, os.cpu_count() or 1))
+        cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", str(clients), "-j", jobs,
+                                                   "-D", f"scale={scale}"]
+        for k, v in w.vars.items():
+            cmd += ["-D", f"{k}={v}"]
+        cmd += w.pgbench_args + ["-f", str(workdir / f"{build}-{w.name}.sql")]
+        if a.warmup > 0:
+            warm = sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]), check=True)
+            try:
+                self.last_tps.setdefault((w.name, clients), parse_pgbench(warm)["tps"])
+            except BenchError:
+                pass
+        run_id = f"{w.name}-c{clients}-r{rep}-{build}-{variant}"
+        expected = self.expected_tps(w.name, clients)
+        rate = sampling_rate(expected * a.duration) if expected else 0.01
+        prefix = workdir / "txlog" / run_id
+        logargs = ["-l", f"--log-prefix={prefix}"] + (["--sampling-rate", f"{rate:g}"] if rate < 1 else [])
+        before = srv.lock_snapshot()
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        cpu0 = cpu_times()
+        p = subprocess.run(as_user(cmd + logargs + ["-P", "1", "-T", str(a.duration), w.dbname]),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cpu1 = cpu_times()
+        (self.out / "raw" / f"{run_id}.txt").write_text(f"$ {shlex.join(cmd + logargs)}\n{p.stdout}")
+        if p.returncode != 0:
+            last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+            raise BenchError(f"pgbench failed for {run_id} (exit {p.returncode}: {last}); see raw/{run_id}.txt")
+        res = parse_pgbench(p.stdout)
+        after = srv.lock_snapshot()
+        lines = []
+        for f in sorted(prefix.parent.glob(prefix.name + ".*")):
+            lines += f.read_text().splitlines()
+            f.unlink()
+        self.last_tps[(w.name, clients)] = res["tps"]
+        lrow, ldetail = lock_delta(before, after, res["transactions"])
+        if ldetail:
+            (self.out / "raw" / f"{run_id}.locks.json").write_text(json.dumps(ldetail, indent=1) + "\n")
+        row = {"run": run_id, "build": build, "variant": variant, "workload": w.name,
+               "clients": clients, "rep": rep, "duration_s": a.duration, "started_at": started}
+        row.update(res)
+        row.update(lrow)
+        row.update(latency_percentiles(lines))
+        row.update(cpu_delta(cpu0, cpu1))
+        return row

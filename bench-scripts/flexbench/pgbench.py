@@ -1,0 +1,74 @@
+"""pgbench's output and its per-transaction log.
+
+The summary (PostgreSQL 18 wording: 'tps = N (without initial connection
+time)') gives tps, latency average and stddev, transactions and failures;
+a run whose output lacks it fails loudly.  Latency percentiles come from
+pgbench's per-transaction log (-l) sampled with --sampling-rate, so that
+the log stays small (about LATENCY_SAMPLES lines per run); the driver reads
+it and deletes it.
+"""
+
+import re
+
+from .config import BenchError
+
+TPS_RE = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)$", re.M)
+LAT_AVG_RE = re.compile(r"^latency average = ([0-9.]+) ms", re.M)
+LAT_SD_RE = re.compile(r"^latency stddev = ([0-9.]+) ms", re.M)
+TXN_RE = re.compile(r"^number of transactions actually processed: (\d+)", re.M)
+FAILED_RE = re.compile(r"^number of failed transactions: (\d+)", re.M)
+
+LATENCY_FIELDS = ["latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_samples"]
+LATENCY_SAMPLES = 20000
+
+
+def parse_pgbench(text):
+    """The figures of one pgbench run (PostgreSQL 18 wording).  Raises
+    BenchError if the output has no tps line: a run we cannot read must not
+    pass silently."""
+    m = TPS_RE.search(text)
+    if not m:
+        raise BenchError("cannot parse pgbench output: no line 'tps = N (without initial connection time)'")
+    out = {"tps": float(m.group(1))}
+    for key, rx, conv in (("latency_avg_ms", LAT_AVG_RE, float),
+                          ("latency_stddev_ms", LAT_SD_RE, float),
+                          ("transactions", TXN_RE, int),
+                          ("failed", FAILED_RE, int)):
+        m = rx.search(text)
+        out[key] = conv(m.group(1)) if m else None
+    if out["transactions"] is None:
+        raise BenchError("cannot parse pgbench output: no 'number of transactions actually processed'")
+    return out
+
+
+def sampling_rate(expected_txns):
+    """--sampling-rate for about LATENCY_SAMPLES logged transactions."""
+    if not expected_txns or expected_txns <= LATENCY_SAMPLES:
+        return 1.0
+    return max(0.0001, round(LATENCY_SAMPLES / expected_txns, 4))
+
+
+def percentile(sorted_vals, p):
+    """Nearest-rank percentile (p in 0..100) of a sorted list."""
+    if not sorted_vals:
+        return None
+    k = max(1, -(-len(sorted_vals) * p // 100))
+    return sorted_vals[int(min(k, len(sorted_vals))) - 1]
+
+
+def latency_percentiles(lines):
+    """p50/p95/p99 in ms from per-transaction log lines ('client_id
+    transaction_no time script_no time_epoch time_us ...', time in
+    microseconds; failed or skipped transactions are left out)."""
+    lat = []
+    for line in lines:
+        f = line.split()
+        if len(f) >= 3 and f[2].isdigit():
+            lat.append(int(f[2]))
+    lat.sort()
+    if not lat:
+        return {"latency_samples": 0}
+    return {"latency_p50_ms": round(percentile(lat, 50) / 1000.0, 3),
+            "latency_p95_ms": round(percentile(lat, 95) / 1000.0, 3),
+            "latency_p99_ms": round(percentile(lat, 99) / 1000.0, 3),
+            "latency_samples": len(lat)}

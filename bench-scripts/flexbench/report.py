@@ -1,0 +1,320 @@
+"""Reports of a run directory: summary.md, plots/, and the counters tables.
+
+Everything here reads only the run directory (runs.csv, meta.json, raw/), so
+`flexbench.py report DIR` rewrites the summary and plots of any run,
+including runs made before a column existed (missing columns show as '-').
+"""
+
+import csv
+import json
+import statistics
+from pathlib import Path
+
+from .config import UsageError
+from . import stats
+
+NUMERIC = {"clients": int, "rep": int, "tps": float, "transactions": int,
+           "latency_p50_ms": float, "latency_p95_ms": float, "latency_p99_ms": float,
+           "cpu_user_pct": float, "cpu_system_pct": float, "cpu_idle_pct": float, "cpu_iowait_pct": float,
+           "lw_waits_per_txn": float}
+
+# the counter family of each variant's GUC (flexlock_counters)
+GUC_FAMILY = {"btree_leaf_exclusive_descent": "btree", "procarray_group_clear": "groupclear",
+              "lwlock_shared_add": "sharedadd", "wal_flush_wait": "walflush", "wal_insert_locks": "walinsert"}
+
+
+def load_rows(out):
+    path = Path(out) / "runs.csv"
+    if not path.is_file():
+        raise UsageError(f"{out} is not a run directory (no runs.csv)")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k, conv in NUMERIC.items():
+            v = r.get(k)
+            r[k] = conv(v) if v not in (None, "") else None
+    return rows
+
+
+def points(rows):
+    """{workload: {(build, variant): {clients: {rep: row}}}}"""
+    acc = {}
+    for r in rows:
+        acc.setdefault(r["workload"], {}).setdefault((r["build"], r["variant"]), {}) \
+           .setdefault(r["clients"], {})[r["rep"]] = r
+    return acc
+
+
+def med(rows, key):
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def ordered(cfgs):
+    """vanilla/stock first, then each build's stock, then its variants."""
+    return sorted(cfgs, key=lambda c: (c[0] != "vanilla", c[0], c[1] != "stock", c[1]))
+
+
+def comparisons(per_cfg):
+    """{(cfg, clients): stats.compare(...)} for every configuration with a
+    reference in the same workload."""
+    out = {}
+    for cfg, per in per_cfg.items():
+        ref = stats.reference(cfg, per_cfg)
+        if ref is None:
+            continue
+        for c, reps in per.items():
+            refreps = per_cfg[ref].get(c)
+            if refreps:
+                cmp = stats.compare({r: row["tps"] for r, row in reps.items()},
+                                    {r: row["tps"] for r, row in refreps.items()})
+                if cmp:
+                    out[(cfg, c)] = dict(cmp, ref=ref)
+    return out
+
+
+def fmt(v, spec=".1f"):
+    return "-" if v is None else format(v, spec)
+
+
+def lock_details(out):
+    """{run id: raw/RUN.locks.json} of a run directory."""
+    d = {}
+    for p in (Path(out) / "raw").glob("*.locks.json"):
+        d[p.name[:-len(".locks.json")]] = json.loads(p.read_text())
+    return d
+
+
+def top_tranches(reps, details, n=3):
+    """The tranches waited on longest over a point's runs: 'name waits/txn
+    wait µs/txn', from raw/*.locks.json (else runs.csv's top_waits)."""
+    waits, ms, txns = {}, {}, 0
+    for row in reps.values():
+        det = details.get(row["run"])
+        if not det or not row.get("transactions"):
+            continue
+        txns += row["transactions"]
+        for name, t in det.get("tranches", {}).items():
+            waits[name] = waits.get(name, 0) + t["waits"]
+            ms[name] = ms.get(name, 0.0) + t["wait_ms"]
+    if not txns:
+        tops = [row.get("top_waits") for row in reps.values() if row.get("top_waits")]
+        return tops[0].replace(";", "; ") if tops else "-"
+    top = sorted((x for x in ms if waits[x] > 0), key=lambda x: (-ms[x], -waits[x]))[:n]
+    return "; ".join(f"{x} {waits[x] / txns:.3g}/txn {ms[x] * 1000 / txns:.3g} µs/txn" for x in top) or "none"
+
+
+def families(meta, details):
+    """Counter families to show: those of the run's variants, else every
+    family with a non-zero counter."""
+    fams = []
+    for settings in meta.get("variants", {}).values():
+        for guc in settings:
+            f = GUC_FAMILY.get(guc)
+            if f and f not in fams:
+                fams.append(f)
+    if not fams:
+        for det in details.values():
+            for k, v in det.get("counters", {}).items():
+                f = k.partition(".")[0]
+                if v and f not in fams:
+                    fams.append(f)
+    return sorted(fams)
+
+
+def counters_table(out, family):
+    """Markdown table: for each workload, clients and build/variant, the
+    median tps and the median of each counter of FAMILY per 1000
+    transactions (from raw/*.locks.json and runs.csv); counters that are
+    zero in every run are left out."""
+    out = Path(out)
+    rows = load_rows(out)
+    details = lock_details(out)
+    pts = {}
+    cols = []
+    for row in rows:
+        det = details.get(f"{row['workload']}-c{row['clients']}-r{row['rep']}-{row['build']}-{row['variant']}")
+        if not det or not row["transactions"]:
+            continue
+        txn = row["transactions"]
+        vals = {}
+        for k, v in det.get("counters", {}).items():
+            fam, _, name = k.partition(".")
+            if fam != family:
+                continue
+            if name not in cols:
+                cols.append(name)
+            vals[name] = v * 1000.0 / txn
+        key = (row["workload"], row["clients"], f"{row['build']}/{row['variant']}")
+        pts.setdefault(key, []).append((row["tps"] or 0.0, vals))
+    if not cols:
+        raise UsageError(f"no counters of family {family!r} in {out}/raw")
+    cols = [n for n in cols if any(v.get(n) for p in pts.values() for _, v in p)]
+    if not cols:
+        raise UsageError(f"every counter of family {family!r} is zero in {out}/raw")
+    lines = ["| workload | clients | build/variant | tps | " + " | ".join(f"{n} /1000 txn" for n in cols) + " |",
+             "|---|---:|---|---:|" + "---:|" * len(cols)]
+    for (w, c, bv) in sorted(pts):
+        p = pts[(w, c, bv)]
+        tps = statistics.median(t for t, _ in p)
+        cells = [f"{statistics.median(v.get(n, 0.0) for _, v in p):.1f}" for n in cols]
+        lines.append(f"| {w} | {c} | {bv} | {tps:.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report(out):
+    """summary.md and plots from runs.csv (and meta.json and raw/ if there).
+    Returns the plot paths."""
+    out = Path(out)
+    rows = load_rows(out)
+    meta = json.loads((out / "meta.json").read_text()) if (out / "meta.json").is_file() else {}
+    details = lock_details(out)
+    pts = points(rows)
+    m = meta.get("machine", {})
+    lines = ["# flexbench results", ""]
+    if m:
+        lines += [f"Machine: {m.get('cores')} cores ({m.get('model')}), {m.get('memory_gib')} GiB, "
+                  f"Linux {m.get('kernel')}."
+                  + (" **Figures from a 2-core machine: they show overheads and small-scale behaviour, "
+                     "not the many-core scaling of the original experiments.**" if m.get("cores", 99) <= 2 else ""),
+                  ""]
+    if meta.get("builds"):
+        lines += ["Builds: " + "; ".join(f"{b}: {i['version']}" for b, i in meta["builds"].items()), ""]
+    if meta.get("matrix"):
+        mx = meta["matrix"]
+        lines += [f"Matrix: preset {meta.get('preset')}, {mx['reps']} repetitions of {mx['duration_s']} s "
+                  f"(after {mx['warmup_s']} s warm-up), interleaved; tps is the median of the repetitions.", ""]
+    lines += [stats.method_text(), "",
+              "Per run (second table of each workload, medians of the repetitions): latency percentiles from "
+              "pgbench's per-transaction log sampled with --sampling-rate (about 20000 transactions a run); "
+              "CPU time of the whole machine by state over the measured interval, from /proc/stat "
+              "(user includes nice, system includes irq and softirq); LWLock waits per transaction and "
+              "the tranches waited on longest (waits and wait time per transaction), from the flexlock "
+              "views (patched builds).", ""]
+    plots = []
+    for w in sorted(pts):
+        per_cfg = pts[w]
+        cfgs = ordered(per_cfg)
+        cmps = comparisons(per_cfg)
+        info = meta.get("workloads", {}).get(w, {})
+        lines += [f"## {w}", ""]
+        if info:
+            lines += [f"{info.get('description', '')} (seed {info.get('seed', '-')})", ""]
+        head = ["clients"]
+        for cfg in cfgs:
+            head.append(f"{cfg[0]}/{cfg[1]}")
+            ref = stats.reference(cfg, per_cfg)
+            if ref:
+                head += [f"ratio to {ref[0]}/{ref[1]} [interval]", "verdict (coverage, pairs)"]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---:|" * len(head))
+        clients = sorted({c for cfg in cfgs for c in per_cfg[cfg]})
+        for c in clients:
+            cells = [str(c)]
+            for cfg in cfgs:
+                reps = per_cfg[cfg].get(c, {})
+                cells.append(fmt(med(reps.values(), "tps"), ".0f"))
+                if stats.reference(cfg, per_cfg):
+                    k = cmps.get((cfg, c))
+                    if k:
+                        cells += [f"{k['ratio']:.3f} [{k['low']:.3f}, {k['high']:.3f}]",
+                                  f"{k['verdict']} ({k['coverage']:.1%}, {k['n']})"]
+                    else:
+                        cells += ["-", "-"]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", "| clients | build/variant | tps | p50 ms | p95 ms | p99 ms | CPU user % | system % "
+                  "| idle % | iowait % | LWLock waits/txn | top waited tranches |",
+                  "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for c in clients:
+            for cfg in cfgs:
+                reps = per_cfg[cfg].get(c)
+                if not reps:
+                    continue
+                rs = list(reps.values())
+                lines.append(f"| {c} | {cfg[0]}/{cfg[1]} | {fmt(med(rs, 'tps'), '.0f')} "
+                             f"| {fmt(med(rs, 'latency_p50_ms'), '.3f')} | {fmt(med(rs, 'latency_p95_ms'), '.3f')} "
+                             f"| {fmt(med(rs, 'latency_p99_ms'), '.3f')} | {fmt(med(rs, 'cpu_user_pct'))} "
+                             f"| {fmt(med(rs, 'cpu_system_pct'))} | {fmt(med(rs, 'cpu_idle_pct'))} "
+                             f"| {fmt(med(rs, 'cpu_iowait_pct'))} | {fmt(med(rs, 'lw_waits_per_txn'), '.3g')} "
+                             f"| {top_tranches(reps, details)} |")
+        lines.append("")
+        plots += plot_workload(out, w, per_cfg, cfgs, cmps)
+    fams = families(meta, details)
+    if fams:
+        named = any(GUC_FAMILY.get(g) for st in meta.get("variants", {}).values() for g in st)
+        lines += ["## The mechanism: counters of the variants' families", "",
+                  "`flexbench.py counters DIR FAMILY`: per point the median tps and the median of each "
+                  "counter per 1000 transactions (flexlock_counters deltas over each run; counters zero in "
+                  "every run left out)"
+                  + ("." if named else "; the run's variants name no family, so every family with a "
+                     "counter above zero."), ""]
+        for f in fams:
+            try:
+                table = counters_table(out, f)
+            except UsageError:
+                continue
+            lines += [f"### {f}", "", table, ""]
+    (out / "summary.md").write_text("\n".join(lines))
+    return plots
+
+
+def plot_workload(out, w, per_cfg, cfgs, cmps):
+    """plots/W.png and .svg: tps vs clients (median, min-max bars) and, below,
+    each ratio to its reference with its interval."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("flexbench: no plots: python3-matplotlib is not installed")
+        return []
+    matplotlib.use("Agg")
+    # the same data give the same files: no date, fixed SVG ids
+    matplotlib.rcParams["svg.hashsalt"] = "flexbench"
+    import matplotlib.pyplot as plt
+
+    with_ratio = bool(cmps)
+    fig, axes = plt.subplots(2 if with_ratio else 1, 1, figsize=(7, 7.5 if with_ratio else 4.5),
+                             sharex=True, squeeze=False)
+    ax = axes[0][0]
+    xs_all = sorted({c for cfg in cfgs for c in per_cfg[cfg]})
+    for cfg in cfgs:
+        pts = sorted(per_cfg[cfg].items())
+        xs = [c for c, _ in pts]
+        vals = [[r["tps"] for r in reps.values()] for _, reps in pts]
+        ys = [statistics.median(v) for v in vals]
+        ax.errorbar(xs, ys, yerr=[[y - min(v) for y, v in zip(ys, vals)], [max(v) - y for y, v in zip(ys, vals)]],
+                    marker="o", capsize=3, label=f"{cfg[0]}/{cfg[1]}")
+    ax.set_ylabel("tps (median, min-max)")
+    ax.set_title(w)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    if with_ratio:
+        rx = axes[1][0]
+        for cfg in cfgs:
+            ks = sorted((c, k) for (cf, c), k in cmps.items() if cf == cfg)
+            if not ks:
+                continue
+            xs = [c for c, _ in ks]
+            ys = [k["ratio"] for _, k in ks]
+            ref = ks[0][1]["ref"]
+            rx.errorbar(xs, ys, yerr=[[k["ratio"] - k["low"] for _, k in ks], [k["high"] - k["ratio"] for _, k in ks]],
+                        marker="o", capsize=3, label=f"{cfg[0]}/{cfg[1]} vs {ref[0]}/{ref[1]}")
+        rx.axhline(1.0, color="grey", linewidth=1)
+        rx.set_ylabel("ratio (median of paired ratios,\norder-statistic interval)")
+        rx.grid(True, alpha=0.3)
+        rx.legend(fontsize="small")
+    bottom = axes[-1][0]
+    if len(xs_all) > 1 and xs_all[-1] / max(xs_all[0], 1) >= 8:
+        bottom.set_xscale("log", base=2)
+    bottom.set_xticks(xs_all)
+    bottom.set_xticklabels([str(x) for x in xs_all])
+    bottom.set_xlabel("clients")
+    fig.tight_layout()
+    (out / "plots").mkdir(exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        p = out / "plots" / f"{w}.{ext}"
+        fig.savefig(p, metadata={"Date": None} if ext == "svg" else None)
+        paths.append(p)
+    plt.close(fig)
+    return paths

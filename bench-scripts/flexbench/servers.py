@@ -1,0 +1,222 @@
+"""Servers: one PostgreSQL per build, run from its install as the
+unprivileged user on a private Unix socket, and the lock statistics read
+from it before and after each run.
+
+PostgreSQL refuses to run as root: as root, every server, initdb, psql and
+pgbench runs as FLEXLOCK_USER (default flexlock) through runuser.
+"""
+
+import os
+import pwd
+import shlex
+import shutil
+import subprocess
+import time
+
+from . import config
+from .config import BenchError, KNOWN_BUILDS, variant_settings
+from .machine import machine_facts
+
+
+def run_user():
+    """Servers refuse root: as root, run them as the unprivileged user."""
+    if os.geteuid() != 0:
+        return None
+    return os.environ.get("FLEXLOCK_USER", "flexlock")
+
+
+def prepare_run_user():
+    """As root: make sure the unprivileged user exists (useradd, as
+    scripts/lib.sh does) and can reach the build tree: search permission on
+    each ancestor of BUILD that denies it (an ACL, else o+x), and say so.
+    A bundle unpacked under /root needs this; a checkout has it from make."""
+    user = run_user()
+    if not user:
+        return
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        p = subprocess.run(["useradd", "--system", "--user-group", "--create-home", "--home-dir",
+                            f"/var/lib/{user}", "--shell", "/bin/sh", user],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            raise config.UsageError(f"could not create the unprivileged user {user!r} to run servers "
+                                    "(useradd failed); create it or set FLEXLOCK_USER")
+        print(f"flexbench: created unprivileged user {user!r} to run servers (PostgreSQL refuses root)")
+    d = config.BUILD.resolve()
+    for anc in list(reversed(d.parents)) + [d]:
+        if not anc.is_dir() or subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(anc)]).returncode == 0:
+            continue
+        if shutil.which("setfacl") and subprocess.run(["setfacl", "-m", f"u:{user}:x", str(anc)],
+                                                      stderr=subprocess.DEVNULL).returncode == 0:
+            print(f"flexbench: granted {user!r} search permission on {anc} (ACL)")
+        else:
+            try:
+                os.chmod(anc, anc.stat().st_mode | 0o001)
+            except OSError:
+                raise config.UsageError(f"{user!r} cannot reach {anc}; move the directory or make it searchable")
+            print(f"flexbench: made {anc} searchable by others so {user!r} can reach the build tree")
+
+
+def as_user(cmd):
+    user = run_user()
+    return (["runuser", "-u", user, "--"] + cmd) if user else cmd
+
+
+def sh(cmd, log=None, check=True, input_text=None, timeout=None):
+    """Run cmd; output to log (appended) or returned."""
+    p = subprocess.run(cmd, input=input_text, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    if log:
+        with open(log, "a") as f:
+            f.write(f"$ {shlex.join(cmd)}\n{p.stdout}\n")
+    if check and p.returncode != 0:
+        raise BenchError(f"{shlex.join(cmd[-6:])} failed (exit {p.returncode}): "
+                         f"{p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ''}")
+    return p.stdout
+
+
+class Server:
+    def __init__(self, build, workdir, sockdir, base_settings, log):
+        self.build = build
+        self.bindir = config.install_dir(build) / "bin"
+        self.datadir = workdir / "data" / build
+        self.sockdir = sockdir
+        self.port = str(5432 + KNOWN_BUILDS.index(build) + 100)
+        self.base = base_settings
+        self.log = log
+        self.variant = None
+        self.user = run_user() or pwd.getpwuid(os.getuid()).pw_name
+        self.running = False
+        self.has_flexlock = False
+
+    def bin(self, prog):
+        return str(self.bindir / prog)
+
+    def conn(self):
+        return ["-h", str(self.sockdir), "-p", self.port, "-U", self.user]
+
+    def initdb(self):
+        self.datadir.parent.mkdir(parents=True, exist_ok=True)
+        if run_user():
+            shutil.chown(self.datadir.parent, self.user)
+        sh(as_user([self.bin("initdb"), "-D", str(self.datadir), "-A", "trust",
+                    "--no-instructions", "-E", "UTF8", "--locale=C"]), self.log)
+        with open(self.datadir / "postgresql.conf", "a") as f:
+            f.write("\n# flexbench\n")
+            for k, v in self.base.items():
+                f.write(f"{k} = '{v}'\n")
+
+    def start(self):
+        sh(as_user([self.bin("pg_ctl"), "-D", str(self.datadir), "-l", str(self.datadir / "server.log"),
+                    "-o", f"-p {self.port} -k {self.sockdir}", "-w", "-t", "120", "start"]), self.log)
+        self.running = True
+
+    def stop(self, mode="fast"):
+        if self.running:
+            sh(as_user([self.bin("pg_ctl"), "-D", str(self.datadir), "-m", mode, "-w", "-t", "300", "stop"]),
+               self.log, check=False)
+            self.running = False
+
+    def psql(self, sql, db="postgres"):
+        return sh(as_user([self.bin("psql")] + self.conn() + ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                                                              "-d", db, "-c", sql]), self.log).strip()
+
+    def psql_file(self, path, db):
+        sh(as_user([self.bin("psql")] + self.conn() + ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", db,
+                                                      "-f", str(path)]), self.log)
+
+    def setup_flexlock(self):
+        avail = self.psql("SELECT count(*) FROM pg_available_extensions WHERE name = 'flexlock'")
+        if avail == "1" and self.psql("SELECT count(*) FROM pg_settings WHERE name = 'lock_stats_timing'") == "1":
+            self.psql("CREATE EXTENSION IF NOT EXISTS flexlock")
+            self.has_flexlock = True
+
+    def set_variant(self, name, gucs):
+        """ALTER SYSTEM the variant's GUCs (resetting the previous ones),
+        reload, and restart if a setting needs it."""
+        if self.variant == name:
+            return
+        previous = variant_settings(self.variant) if self.variant else {}
+        for k in previous:
+            if k not in gucs:
+                self.psql(f"ALTER SYSTEM RESET {k}")
+        for k, v in gucs.items():
+            self.psql(f"ALTER SYSTEM SET {k} = '{v}'")
+        self.psql("SELECT pg_reload_conf()")
+        time.sleep(0.2)
+        if self.psql("SELECT count(*) FROM pg_settings WHERE pending_restart") != "0":
+            self.stop()
+            self.start()
+        for k, v in gucs.items():
+            got = self.psql(f"SELECT current_setting('{k}')")
+            if got != v and not (got in ("on", "off") and v in ("true", "false", "1", "0")):
+                raise BenchError(f"{self.build}: variant {name}: {k} is {got!r} after applying {v!r}")
+        self.variant = name
+
+    def nondefault_settings(self):
+        rows = self.psql("SELECT name || '=' || setting FROM pg_settings "
+                         "WHERE source NOT IN ('default', 'override') ORDER BY name")
+        return dict(r.split("=", 1) for r in rows.splitlines() if "=" in r)
+
+    def version(self):
+        return sh([self.bin("postgres"), "--version"]).strip()
+
+    def lock_snapshot(self):
+        if not self.has_flexlock:
+            return None
+        rows = self.psql("SELECT tranche, acquire_shared + acquire_exclusive + wait_until_free, waits, "
+                         "wait_time_ms FROM flexlock_lwlocks")
+        snap = {}
+        for r in rows.splitlines():
+            name, acq, waits, ms = r.split("|")
+            snap[name] = (int(acq), int(waits), float(ms))
+        counters = self.psql("SELECT family || '.' || counter, value FROM flexlock_counters")
+        snap["#counters"] = dict((c.split("|")[0], int(c.split("|")[1])) for c in counters.splitlines())
+        return snap
+
+
+def lock_delta(before, after, txns):
+    """Deltas of the lock statistics over a run: totals and the top tranches."""
+    if before is None or after is None:
+        return {}, {}
+    tranches = {}
+    for name, val in after.items():
+        if name.startswith("#"):
+            continue
+        acq, waits, ms = val
+        b = before.get(name, (0, 0, 0.0))
+        d = (acq - b[0], waits - b[1], ms - b[2])
+        if any(d):
+            tranches[name] = d
+    counters = {k: v - before["#counters"].get(k, 0) for k, v in after["#counters"].items()}
+    acq = sum(d[0] for d in tranches.values())
+    waits = sum(d[1] for d in tranches.values())
+    ms = sum(d[2] for d in tranches.values())
+    top = sorted(tranches.items(), key=lambda kv: (-kv[1][2], -kv[1][1]))[:3]
+    row = {
+        "lw_acquires_per_txn": round(acq / txns, 2) if txns else None,
+        "lw_waits": waits,
+        "lw_waits_per_txn": round(waits / txns, 4) if txns else None,
+        "lw_wait_ms": round(ms, 3),
+        "top_waits": ";".join(f"{n}:{d[1]}:{d[2]:.1f}ms" for n, d in top if d[1] > 0),
+    }
+    return row, {"tranches": {n: {"acquires": d[0], "waits": d[1], "wait_ms": round(d[2], 3)}
+                              for n, d in tranches.items()},
+                 "counters": counters}
+
+
+def base_settings(max_clients):
+    """Server settings sized for the machine."""
+    facts = machine_facts()
+    mem_mb = int(facts["memory_gib"] * 1024) or 2048
+    shared = max(128, min(mem_mb // 16, 4096))
+    return {
+        "shared_buffers": f"{shared}MB",
+        "max_connections": str(max_clients + 20),
+        "max_wal_size": "8GB",
+        "min_wal_size": "1GB",
+        "checkpoint_timeout": "30min",
+        "listen_addresses": "",
+        "log_line_prefix": "%m [%p] ",
+    }

@@ -1,0 +1,183 @@
+"""End to end on the cassert build (FLEXBENCH_SMOKE=1, as make check sets
+it): two interleaved variants with tiny durations, the micro-benchmark, an
+interrupted run, and the driver run from a bundle-shaped directory."""
+
+import csv
+import json
+import os
+import shutil
+import signal
+import sys
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from common import BENCH, DRIVER, PNG_MAGIC, driver
+from flexbench import config
+
+
+@unittest.skipUnless(os.environ.get("FLEXBENCH_SMOKE"), "FLEXBENCH_SMOKE not set (make check sets it)")
+class SmokeTest(unittest.TestCase):
+    """End to end on the cassert build: two variants of the lock statistics
+    timing, interleaved; then an interrupted run."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.variants = Path(cls.tmp.name) / "variants"
+        cls.variants.mkdir()
+        (cls.variants / "stock.conf").write_text("flexlock_test.variant = 'stock'\n")
+        (cls.variants / "notiming.conf").write_text("lock_stats_timing = off\n")
+        cls.env = {"FLEXBENCH_VARIANTS": str(cls.variants)}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_end_to_end(self):
+        out = Path(self.tmp.name) / "run"
+        p = driver("run", "--builds", "cassert", "--variants", "stock,notiming",
+                   "--workloads", "insert-10,hot-rows", "--clients", "1,2", "--reps", "2",
+                   "--duration", "1", "--warmup", "0", "--scale", "1", "--out", str(out),
+                   env=self.env, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        # progress: one line per run with an estimate of what is left
+        self.assertEqual(len([l for l in p.stdout.splitlines() if l.startswith("[")]), 16)
+        self.assertRegex(p.stdout, r"\[ +16/16\] .*left: about")
+
+        with open(out / "runs.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 2 * 2 * 2 * 2)
+        for r in rows:
+            self.assertGreater(float(r["tps"]), 0)
+            # what the machine did: latency percentiles and CPU time by state
+            self.assertGreater(int(r["latency_samples"]), 0)
+            self.assertLessEqual(float(r["latency_p50_ms"]), float(r["latency_p95_ms"]))
+            self.assertLessEqual(float(r["latency_p95_ms"]), float(r["latency_p99_ms"]))
+            cpu = [float(r[k]) for k in ("cpu_user_pct", "cpu_system_pct", "cpu_idle_pct", "cpu_iowait_pct")]
+            self.assertTrue(95 <= sum(cpu) <= 100.5, cpu)
+            self.assertGreater(cpu[0], 0)
+            self.assertGreater(int(r["transactions"]), 0)
+            self.assertGreater(float(r["lw_acquires_per_txn"]), 0, "lock statistics deltas recorded")
+            self.assertTrue((out / "raw" / f"{r['run']}.txt").is_file())
+        # interleaved: within a point, the variants alternate A B A B
+        point = [r["variant"] for r in rows if r["workload"] == "insert-10" and r["clients"] == "2"]
+        self.assertEqual(point, ["stock", "notiming", "stock", "notiming"])
+
+        meta = json.loads((out / "meta.json").read_text())
+        self.assertGreaterEqual(meta["machine"]["cores"], 1)
+        self.assertIn("18.", meta["builds"]["cassert"]["version"])
+        self.assertEqual(meta["settings"]["cassert/notiming"].get("lock_stats_timing"), "off")
+        self.assertNotIn("lock_stats_timing", meta["settings"]["cassert/stock"])
+        self.assertIn("max_connections", meta["settings"]["cassert"])
+
+        summary = (out / "summary.md").read_text()
+        self.assertIn("## insert-10", summary)
+        self.assertIn("| clients | cassert/stock | cassert/notiming | ratio to cassert/stock [interval] "
+                      "| verdict (coverage, pairs) |", summary)
+        self.assertIn("too few reps (50.0%, 2)", summary)
+        self.assertIn("| 2 | cassert/notiming |", summary)
+        self.assertEqual(list((out / "raw").glob("*log*")), [], "the latency logs are deleted")
+        self.assertFalse(list((config.BUILD / "bench" / out.name / "txlog").iterdir()))
+        for w in ("insert-10", "hot-rows"):
+            self.assertEqual((out / "plots" / f"{w}.png").read_bytes()[:8], PNG_MAGIC)
+            self.assertTrue((out / "plots" / f"{w}.svg").is_file())
+        self.assertIn(str(out / "plots" / "insert-10.png"), p.stdout)
+
+    def test_lwlock_micro_benchmark(self):
+        out = Path(self.tmp.name) / "lw"
+        p = driver("lwlock", "--build", "cassert", "--workers", "1,3", "--shared", "100,50",
+                   "--seconds", "0.2", "--reps", "2", "--out", str(out), timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        with open(out / "runs.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 2 * 2 * 2 * 2)
+        for r in rows:
+            self.assertGreater(int(r["acquisitions"]), 0)
+        # both algorithms in every repetition, in alternating order
+        point = [r["algorithm"] for r in rows if r["workers"] == "3" and r["shared_percent"] == "50"]
+        self.assertEqual(point, ["exchange", "fetch_add", "fetch_add", "exchange"])
+        self.assertTrue(all(int(r["backouts"]) == 0 for r in rows if r["algorithm"] == "exchange"))
+        summary = (out / "summary.md").read_text()
+        self.assertIn("## 50% shared", summary)
+        self.assertIn("| workers | exchange acq/s | fetch_add acq/s | ratio [interval] | verdict (coverage, pairs) |", summary)
+        self.assertIn("too few reps (50.0%, 2)", summary)
+        # 'report' rewrites the same summary from runs.csv and meta.json
+        (out / "summary.md").unlink()
+        p = driver("report", str(out))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual((out / "summary.md").read_text(), summary)
+
+    def test_interrupt_keeps_results_and_stops_servers(self):
+        out = Path(self.tmp.name) / "interrupted"
+        proc = subprocess.Popen(DRIVER + ["run", "--builds", "cassert", "--variants", "stock",
+                                          "--workloads", "insert-10", "--clients", "1", "--reps", "20",
+                                          "--duration", "1", "--warmup", "0", "--out", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **self.env))
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            csvf = out / "runs.csv"
+            if csvf.is_file() and len(csvf.read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 130, stderr)
+        self.assertIn("interrupted; servers stopped", stderr)
+        with open(out / "runs.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertGreaterEqual(len(rows), 2)
+        self.assertLess(len(rows), 20)
+        self.assertTrue((out / "summary.md").is_file())
+        self.assertTrue((out / "meta.json").is_file())
+        datadir = config.BUILD / "bench" / out.name / "data" / "cassert"
+        self.assertFalse((datadir / "postmaster.pid").exists(), "the server was stopped")
+
+
+
+    def test_bundle_layout(self):
+        """The driver in a directory shaped like an unpacked bundle: only
+        bench-scripts/ (no tests/, no results/), variants/, patches/,
+        build/install/cassert, build/pristine.origin and bundle.json; no git.
+        Its metadata comes from bundle.json; a missing install is refused
+        with one line naming it."""
+        b = Path(self.tmp.name) / "bundle"
+        (b / "bench-scripts").mkdir(parents=True)
+        shutil.copy2(BENCH / "flexbench.py", b / "bench-scripts")
+        for d in ("flexbench", "workloads", "presets"):
+            shutil.copytree(BENCH / d, b / "bench-scripts" / d, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(self.variants, b / "variants")
+        shutil.copytree(config.TOP / "patches", b / "patches")
+        (b / "build" / "install").mkdir(parents=True)
+        (b / "build" / "install" / "cassert").symlink_to(config.BUILD / "install" / "cassert")
+        if (config.BUILD / "pristine.origin").is_file():
+            shutil.copy2(config.BUILD / "pristine.origin", b / "build")
+        (b / "bundle.json").write_text(json.dumps({"flexlock_commit": "bundled-1234",
+                                                   "series": ["abc Add lock statistics"],
+                                                   "created_on": "test"}))
+        env = {"FLEXLOCK_TOP": str(b), "FLEXLOCK_BUILD": str(b / "build"), "FLEXBENCH_VARIANTS": ""}
+        p = subprocess.run([sys.executable, str(b / "bench-scripts" / "flexbench.py"), "run", "--builds", "patched",
+                            "--variants", "stock", "--workloads", "insert-10"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={k: v for k, v in dict(os.environ, **env).items() if v})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.splitlines()[0],
+                         f"flexbench: build 'patched' is not built ({b}/build/install/patched): "
+                         "this bundle does not contain it")
+        out = b / "run"
+        p = subprocess.run([sys.executable, str(b / "bench-scripts" / "flexbench.py"), "run", "--builds", "cassert",
+                            "--variants", "stock,notiming", "--workloads", "insert-10", "--clients", "2",
+                            "--reps", "2", "--duration", "1", "--out", str(out)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600,
+                           env={k: v for k, v in dict(os.environ, **env).items() if v})
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        meta = json.loads((out / "meta.json").read_text())
+        self.assertEqual(meta["flexlock_commit"], "bundled-1234")
+        self.assertEqual(meta["series"], ["abc Add lock statistics"])
+        self.assertEqual(sorted(meta["patches"]), sorted(x.name for x in (config.TOP / "patches").glob("*.patch")))
+        with open(out / "runs.csv", newline="") as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 4)
+        self.assertTrue((out / "summary.md").is_file())
