@@ -1,0 +1,147 @@
+push %r12
+push %rbp
+push %rbx
+mov %rdi,%rbx
+xchg %rdx,(%rsi)
+call <LWLockWaitListLock>
+mov 0x8(%rbx),%r9d
+cmp $0xffffffff,%r9d
+je <LWLockUpdateVar:L142>
+mov ADDR(%rip),%rax # <ProcGlobal>
+mov $0xffffffffffffffff,%rsi
+mov $0xffffffffffffffff,%r8
+mov (%rax),%rdi
+movslq %r9d,%rax
+lea (%rax,%rax,2),%rdx
+lea (%rax,%rdx,4),%rdx
+shl $0x6,%rdx
+mov 0x5c(%rdi,%rdx,1),%r10d
+nopl 0x0(%rax)
+lea (%rax,%rax,2),%rdx
+lea (%rax,%rdx,4),%rax
+shl $0x6,%rax
+lea (%rdi,%rax,1),%r11
+cmpb $0x2,0x5b(%r11)
+jne <LWLockUpdateVar:L85>
+add $0x5c,%rax
+lea (%rdi,%rax,1),%rcx
+movslq 0x4(%rcx),%rdx
+mov (%rcx),%ebp
+cmp $0xffffffff,%edx
+je <LWLockUpdateVar:L73>
+lea (%rdx,%rdx,2),%r12
+lea (%rdx,%r12,4),%rdx
+shl $0x6,%rdx
+mov %ebp,0x5c(%rdi,%rdx,1)
+movslq (%rcx),%rdx
+mov 0x4(%rcx),%edi
+cmp $0xffffffff,%edx
+je <LWLockUpdateVar:L78>
+lea (%rdx,%rdx,2),%rbp
+lea (%rdx,%rbp,4),%rdx
+mov ADDR(%rip),%rbp # <ProcGlobal>
+shl $0x6,%rdx
+add 0x0(%rbp),%rdx
+mov %edi,0x60(%rdx)
+movq $0x0,(%rcx)
+mov ADDR(%rip),%rdx # <ProcGlobal>
+add (%rdx),%rax
+cmp $0xffffffff,%esi
+je <LWLockUpdateVar:L81>
+mov %esi,0x4(%rax)
+lea (%rsi,%rsi,2),%rdx
+mov ADDR(%rip),%rcx # <ProcGlobal>
+lea (%rsi,%rdx,4),%rdx
+shl $0x6,%rdx
+add (%rcx),%rdx
+mov %r9d,0x5c(%rdx)
+movl $0xffffffff,(%rax)
+movb $0x2,0x5a(%r11)
+cmp $0xffffffff,%r10d
+je <LWLockUpdateVar:L85>
+mov ADDR(%rip),%rax # <ProcGlobal>
+movslq %r9d,%rsi
+mov %r10d,%r9d
+mov (%rax),%rdi
+movslq %r10d,%rax
+lea (%rax,%rax,2),%rdx
+lea (%rax,%rdx,4),%rax
+shl $0x6,%rax
+mov 0x5c(%rdi,%rax,1),%r10d
+movslq %r9d,%rax
+jmp <LWLockUpdateVar:L19>
+nopl 0x0(%rax,%rax,1)
+mov %ebp,0x8(%rbx)
+movslq (%rcx),%rdx
+mov 0x4(%rcx),%edi
+cmp $0xffffffff,%edx
+jne <LWLockUpdateVar:L39>
+mov %edi,0xc(%rbx)
+jmp <LWLockUpdateVar:L45>
+nopw 0x0(%rax,%rax,1)
+movl $0xffffffff,0x4(%rax)
+movslq %r9d,%r8
+jmp <LWLockUpdateVar:L57>
+nopl 0x0(%rax)
+lock andl $0xdfffffff,0x4(%rbx)
+cmp $0xffffffff,%r8d
+je <LWLockUpdateVar:L143>
+mov ADDR(%rip),%rax # <ProcGlobal>
+mov (%rax),%rdi
+lea (%r8,%r8,2),%rax
+lea (%r8,%rax,4),%rax
+shl $0x6,%rax
+mov 0x5c(%rdi,%rax,1),%ebp
+nopl 0x0(%rax)
+lea (%r8,%r8,2),%rax
+lea (%r8,%rax,4),%rax
+shl $0x6,%rax
+lea 0x5c(%rdi,%rax,1),%rcx
+lea (%rdi,%rax,1),%rsi
+movslq %ebp,%rax
+movslq 0x4(%rcx),%rdx
+cmp $0xffffffff,%edx
+je <LWLockUpdateVar:L109>
+lea (%rdx,%rdx,2),%rax
+lea (%rdx,%rax,4),%rax
+shl $0x6,%rax
+mov %ebp,0x5c(%rdi,%rax,1)
+movslq (%rcx),%rax
+cmp $0xffffffff,%eax
+je <LWLockUpdateVar:L118>
+lea (%rax,%rax,2),%rdi
+mov 0x4(%rcx),%edx
+lea (%rax,%rdi,4),%rax
+mov ADDR(%rip),%rdi # <ProcGlobal>
+shl $0x6,%rax
+add (%rdi),%rax
+mov %edx,0x60(%rax)
+movq $0x0,(%rcx)
+movzwl (%rbx),%eax
+mov $0x7f,%edx
+cmp %dx,%ax
+cmova %rdx,%rax
+lea (%rax,%rax,2),%rax
+shl $0x5,%rax
+add ADDR(%rip),%rax # <MyLockStats>
+addq $0x1,0x58(%rax)
+movb $0x0,0x5a(%rsi)
+mov 0x18(%rsi),%rdi
+call <PGSemaphoreUnlock>
+cmp $0xffffffff,%ebp
+je <LWLockUpdateVar:L143>
+mov ADDR(%rip),%rax # <ProcGlobal>
+movslq %ebp,%r8
+mov (%rax),%rdi
+movslq %ebp,%rax
+lea (%rax,%rax,2),%rdx
+lea (%rax,%rdx,4),%rax
+shl $0x6,%rax
+mov 0x5c(%rdi,%rax,1),%ebp
+jmp <LWLockUpdateVar:L95>
+cs nopw 0x0(%rax,%rax,1)
+lock andl $0xdfffffff,0x4(%rbx)
+pop %rbx
+pop %rbp
+pop %r12
+ret
