@@ -3,7 +3,8 @@
 #
 # Suites (SUITES selects some; default all):
 #   patches     the series applies with git am to the pristine source
-#   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums
+#   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums,
+#               relocatable installs (each install copied elsewhere and run there)
 #   bench       the benchmark driver's tests (bench-scripts/tests): pgbench output
 #               parsing, usage errors, reports, a smoke run on the cassert build
 #   gucs        PostgreSQL's check that every GUC is in postgresql.conf.sample
