@@ -95,6 +95,12 @@ unlike(`readelf -S '$b1/build/install/$builds[-1]/bin/postgres'`, qr/\.debug_inf
 	'the installs are stripped of debug info');
 like(`readelf -S '$build/install/$builds[-1]/bin/postgres'`, qr/\.debug_info/, '... which the originals have');
 
+for my $f ('bin/psql', 'lib/postgresql/dblink.so')
+{
+	like(`ldd '$b1/build/install/$builds[0]/$f'`, qr{libpq\.so\.5 => \Q$b1\E/build/install/$builds[0]/\S*libpq\.so\.5 },
+		"$f of the unpacked bundle loads the bundle's libpq");
+}
+
 my @tiny = ('run', '--workloads', 'insert-10', '--clients', '1', '--reps', '1', '--duration', '2',
 	'--warmup', '0', '--builds', join(',', @builds), '--variants', 'stock');
 
