@@ -101,7 +101,8 @@ sed -e "s/@BUILDS@/${builds[*]}/" -e "s/@ARCH@/$arch/" >"$dir/flexbench" <<'EOF'
 BUILDS='@BUILDS@'
 ARCH='@ARCH@'
 die() { printf 'flexbench: %s\n' "$*" >&2; exit 1; }
-case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+self=$(readlink -f -- "$0" 2>/dev/null) || self=$0    # through a symlink too
+case $self in */*) here=${self%/*} ;; *) here=. ;; esac
 here=$(cd "$here" && pwd -P) || die "cannot enter the bundle directory of $0"
 
 command -v python3 >/dev/null 2>&1 ||
@@ -124,15 +125,16 @@ if [ "$(id -u)" = 0 ]; then
 			die "could not create the unprivileged user '$user' that runs the servers (useradd failed); create it or set FLEXLOCK_USER"
 		printf "flexbench: created unprivileged user '%s' to run servers (PostgreSQL refuses root)\n" "$user"
 	fi
-	d=$here
+	# each directory from / down to the bundle, the first that denies it first
+	d= rest=${here#/}
 	while :; do
+		d=$d/${rest%%/*}
 		if ! runuser -u "$user" -- test -x "$d" 2>/dev/null; then
 			command -v setfacl >/dev/null 2>&1 && setfacl -m "u:$user:x" "$d" 2>/dev/null ||
 				die "'$user' cannot enter $d; unpack the bundle where it can (e.g. under /opt or /srv) or run: chmod o+x $d"
 			printf "flexbench: granted '%s' search permission on %s (ACL)\n" "$user" "$d"
 		fi
-		[ "$d" = / ] && break
-		d=$(dirname "$d")
+		case $rest in */*) rest=${rest#*/} ;; *) break ;; esac
 	done
 	for b in $BUILDS; do
 		runuser -u "$user" -- test -x "$here/build/install/$b/bin/postgres" -a -r "$here/build/install/$b/bin/postgres" ||

@@ -39,6 +39,23 @@ sub run
 
 sub lines { return scalar(split /\n/, $_[0]); }
 
+# A directory for PATH with every command of the system but those matching $re.
+my $paths = 0;
+sub path_without
+{
+	my ($re) = @_;
+	my $dir = "$scratch/path" . ++$paths;
+	mkdir $dir or die;
+	for my $f (glob('/usr/bin/* /usr/sbin/* /bin/* /sbin/*'))
+	{
+		my ($base) = $f =~ m{([^/]+)$};
+		next if $base =~ $re || -e "$dir/$base";
+		symlink($f, "$dir/$base") or die;
+	}
+	chmod 0755, $dir;
+	return $dir;
+}
+
 # The launcher runs the python3 of PATH: the system's, whose matplotlib
 # 'make deps' installs (not one of a pyenv in root's PATH, say).
 my %syspath = (PATH => '/usr/sbin:/usr/bin:/sbin:/bin');
@@ -122,13 +139,22 @@ sub check_run
 
 SKIP:
 {
-	skip 'not root: no run as root', 4 unless $root;
+	skip 'not root: no run as root', 7 unless $root;
 	# from another directory, by absolute path
 	($out, $rc) = run(cmd => [ "$b1/flexbench", @tiny, '--out', "$b1/run-root" ], env => \%syspath, cwd => '/');
 	is($rc, 0, 'as root: the tiny run from the bundle succeeds') or diag($out);
 	like($out, qr/granted '\Q$user\E' search permission on \Q$scratch\E\/private/,
 		'... after granting the servers\' user search permission on the private directory');
 	check_run('as root', "$b1/run-root");
+
+	# Under another private directory, on a machine without setfacl.
+	mkdir "$scratch/private2", 0700 or die;
+	rename("$scratch/private/b", "$scratch/private2/b") or die;
+	($out, $rc) = run(cmd => [ "$scratch/private2/b/$name/flexbench", 'list' ],
+		env => { PATH => path_without(qr/^setfacl$/) });
+	isnt($rc, 0, 'as root: a bundle the servers\' user cannot reach, without setfacl, is refused');
+	like($out, qr/^flexbench: '\Q$user\E' cannot enter \Q$scratch\E\/private2; /, '... naming the directory');
+	is(lines($out), 1, '... in one line');
 }
 
 # --- as a normal user ---------------------------------------------------------
@@ -147,14 +173,7 @@ check_run('as a normal user', $runs[0] // "$b2/bench-scripts/results/none");
 
 # --- bad input ------------------------------------------------------------------
 # A machine without python3: every command of the system but python3.
-my $nopy = "$scratch/nopy";
-mkdir $nopy or die;
-for my $f (glob('/usr/bin/* /usr/sbin/* /bin/* /sbin/*'))
-{
-	my ($base) = $f =~ m{([^/]+)$};
-	next if $base =~ /^python3/ || -e "$nopy/$base";
-	symlink($f, "$nopy/$base") or die;
-}
+my $nopy = path_without(qr/^python3/);
 ($out, $rc) = run(cmd => [ "$b2/flexbench", 'list' ], env => \%syspath, @as);
 is($rc, 0, 'flexbench list runs') or diag($out);
 ($out, $rc) = run(cmd => [ "$b2/flexbench", 'list' ], env => { PATH => $nopy }, @as);
