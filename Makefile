@@ -16,15 +16,17 @@
 #   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
 #   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
+#   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
+#   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
 
 SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER
+	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check bench lwbench overhead layering clean distclean
+	check-patches check bench lwbench overhead layering bundle clean distclean
 
 help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
@@ -35,6 +37,7 @@ help:
 	@echo "  make lwbench         LWLock micro-benchmark, compare-exchange vs fetch-add (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
+	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
 	@echo "  make export-patches  write build/src's commits back to patches/"
@@ -78,8 +81,11 @@ layering:
 	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh
 	@$(S)/layering.sh
 
+bundle: deps
+	@$(S)/bundle.sh
+
 clean:
-	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/layering build/check-patches build/check-patches.src
+	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/layering build/check-patches build/check-patches.src build/bundle
 
 distclean:
 	@$(S)/clean.sh distclean

@@ -19,6 +19,16 @@
 # of a header in build/src would leave objects compiled against the old one.
 COMMON_FLAGS=(--without-icu --without-readline --enable-debug --enable-depend)
 O2_CFLAGS=${O2_CFLAGS:--O2}
+# Relocatable: no absolute rpath (--disable-rpath) but one relative to each
+# binary, so that an install copied anywhere finds its own libpq.  Entries:
+# bin/* and lib/*.so look in ../lib; the modules in lib/postgresql/ in ..
+# (lib/); the test drivers in lib/postgresql/pgxs/src/test/*/ five levels up
+# (four where the prefix names postgres and pkglibdir is lib itself).
+# PostgreSQL finds share/ and lib/ relative to bin/ by itself.  \$$ is for
+# make (-> \$) and then the shell of each link command (-> $); configure's
+# own test links only see a harmless literal.
+RPATH_FLAGS=(--disable-rpath
+	'LDFLAGS=-Wl,-rpath,\$$ORIGIN/../lib:\$$ORIGIN/..:\$$ORIGIN/../../../../..:\$$ORIGIN/../../../..')
 CASSERT_FLAGS=(--enable-cassert --enable-tap-tests --enable-injection-points)
 CASSERT_CFLAGS=${CASSERT_CFLAGS:--O2}
 
@@ -46,7 +56,7 @@ build_one() {
 		*) die "unknown build '$name' (known: vanilla patched cassert)" ;;
 	esac
 	# shellcheck disable=SC2206
-	flags+=(--prefix="$inst" ${PG_CONFIGURE_EXTRA:-})
+	flags+=("${RPATH_FLAGS[@]}" --prefix="$inst" ${PG_CONFIGURE_EXTRA:-})
 
 	id="$(source_id "$name")|${flags[*]}|$cflags"
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$id" ] && [ -x "$inst/bin/postgres" ]; then

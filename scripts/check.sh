@@ -3,7 +3,8 @@
 #
 # Suites (SUITES selects some; default all):
 #   patches     the series applies with git am to the pristine source
-#   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums
+#   tooling     the build scripts' own tests (t/tooling/*.pl): bad input, checksums,
+#               relocatable installs (each install copied elsewhere and run there)
 #   bench       the benchmark driver's tests (bench-scripts/tests): pgbench output
 #               parsing, usage errors, reports, a smoke run on the cassert build
 #   gucs        PostgreSQL's check that every GUC is in postgresql.conf.sample
@@ -15,6 +16,10 @@
 #   recovery    PostgreSQL's recovery TAP tests that a variant names in
 #               flexlock_test.recovery_tests (src/test/recovery/t/NAME.pl)
 #   tap         this project's TAP tests (t/*.pl)
+#   bundle      `make bundle` end to end (t/bundle/*.pl): a bundle of vanilla and
+#               cassert (BUNDLE_BUILDS) unpacked in temporary directories and
+#               run with its launcher, as root and as a normal user; bad input
+#               (no python3, a missing install) refused with one clear line
 #
 # A variant file is appended to postgresql.conf of every test server through
 # TEMP_CONFIG, exactly as PostgreSQL's buildfarm does.  The last line of the
@@ -24,7 +29,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap"
+ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap bundle"
 SUITES=${SUITES:-$ALL_SUITES}
 CHK=$BUILD/check
 OBJ=$BUILD/obj/cassert
@@ -89,8 +94,9 @@ suite() {
 # --- the build --------------------------------------------------------------
 
 # The tap suite also needs a server without the patches (the extension must
-# refuse it cleanly): the vanilla build, cheap once ccache is warm.
-if want tap; then
+# refuse it cleanly), the bundle suite ships it: the vanilla build, cheap once
+# ccache is warm.
+if want tap || want bundle; then
 	"$FLEXLOCK_TOP/scripts/build.sh" cassert vanilla
 else
 	"$FLEXLOCK_TOP/scripts/build.sh" cassert
@@ -197,6 +203,14 @@ if want tap; then
 		tap_files+=("$FLEXLOCK_TOP/$f")
 	done
 	run_prove tap "$d" "${tap_files[@]}"
+fi
+
+if want bundle; then
+	# As ourselves: the test runs the bundle as root (when we are) and as
+	# the unprivileged user.
+	SUITE_AS_SELF=1 suite bundle "" env FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
+		BUNDLE_BUILDS="${BUNDLE_BUILDS:-vanilla cassert}" FLEXLOCK_USER="$FLEXLOCK_USER" \
+		prove "$FLEXLOCK_TOP"/t/bundle/*.pl
 fi
 
 total=$((SECONDS - t_start))
