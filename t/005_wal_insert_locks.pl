@@ -16,6 +16,7 @@ use FlexlockAcked;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 use Time::HiRes qw(usleep);
 
 my $clients = 6;
@@ -165,25 +166,33 @@ SELECT (SELECT value FROM flexlock_counters
 
 	for my $round (1 .. $rounds)
 	{
-		my $start_lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+		# (the insert position is never a segment boundary: it lies past a
+		# page header)
+		my ($start_lsn, $start_seg) = split /\|/,
+		  $node->safe_psql('postgres',
+			'SELECT lsn, pg_walfile_name(lsn) FROM pg_current_wal_insert_lsn() lsn');
 		my $log_offset = -s $node->logfile;
 		$base += 100_000;
 		my ($h, $out) = start_clients($node, "$tmp/client-$locks-$round", $clients,
 			sub { client_script(shift, $round, $base) });
 		my @out = @$out;
 
-		# Crash once enough commits were acknowledged (psql writes them as
-		# it goes; count what has reached the files), or at once if a client
-		# failed.
+		# Crash once enough commits were acknowledged and every client has
+		# committed (psql writes them as it goes; count what has reached the
+		# files), or at once if a client failed.  A client whose psql is slow
+		# to start must not meet the crash before its connection.
 		my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 		while (time < $deadline)
 		{
 			my $seen = 0;
+			my $idle = 0;
 			for my $f (@out)
 			{
-				$seen += () = (slurp_file($f) =~ /^ack /mg) if -e $f;
+				my $n = -e $f ? () = (slurp_file($f) =~ /^ack /mg) : 0;
+				$seen += $n;
+				$idle++ if $n == 0;
 			}
-			last if $seen >= $min_acks;
+			last if $seen >= $min_acks && !$idle;
 			last if grep { -s "$_.err" } @out;
 			usleep(200_000);
 		}
@@ -205,15 +214,33 @@ SELECT (SELECT value FROM flexlock_counters
 			"locks $locks round $round: every acknowledged commit survived the crash"
 			  . (@lost ? " (lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)])" : ''));
 
-		# The WAL of the round reads without error up to a record written
-		# after recovery.
-		my $end_lsn = $node->safe_psql('postgres', 'SELECT pg_switch_wal()');
-		$node->command_ok(
+		# The WAL of the round reads without error up to the log switch
+		# written after recovery.  pg_waldump is given the segments by name:
+		# without them it takes the segment size from whichever file
+		# readdir() returns first, and a preallocated segment (all zeros)
+		# would make it fail however sound the WAL is.  It stops without a
+		# word when it cannot read the rest of a record before --end, so the
+		# last record it shows must be that switch (it reads every record and
+		# shows those of the XLOG resource manager).  (1 MB segments: see
+		# init.)
+		my ($end_lsn, $end_seg) = split /\|/,
+		  $node->safe_psql('postgres',
+			'SELECT lsn, pg_walfile_name(lsn) FROM pg_switch_wal() lsn');
+		my ($wd_out, $wd_err) = ('', '');
+		my $wd_ok = IPC::Run::run(
 			[
-				'pg_waldump', '--quiet', '--path' => $node->data_dir . '/pg_wal',
-				'--start' => $start_lsn, '--end' => $end_lsn
+				'pg_waldump', '--rmgr' => 'XLOG', '--path' => $node->data_dir . '/pg_wal',
+				'--start' => $start_lsn, '--end' => $end_lsn, $start_seg, $end_seg
 			],
-			"locks $locks round $round: pg_waldump reads $start_lsn .. $end_lsn");
+			'>' => \$wd_out, '2>' => \$wd_err);
+		my ($last) = $wd_out =~ /([^\n]*)\n?\z/;
+		# (no switch when the position was a segment boundary already)
+		my $at_boundary = (hex((split m{/}, $end_lsn)[1]) % (1024 * 1024)) == 0;
+		ok($wd_ok && ($at_boundary || $last =~ /desc: SWITCH/),
+			"locks $locks round $round: pg_waldump reads $start_lsn .. $end_lsn")
+		  or diag("pg_waldump: $wd_err", "last record read: $last\n",
+			"server log since the round began, statements left out:\n",
+			grep { !/LOG:  statement: / } split /^/, slurp_file($node->logfile, $log_offset));
 
 		is($node->safe_psql('postgres', "SELECT count(*) FROM verify_heapam('acked')"),
 			0, "locks $locks round $round: verify_heapam finds acked clean");
