@@ -8,16 +8,23 @@
  * never zeroed while the server runs.  This module only reads them.
  *
  * Reading: a reader copies a slot's counters into local memory and builds
- * rows from the copy.  Because the owner keeps writing, a copy may be a few
- * events behind and, on platforms without atomic 8-byte loads, a counter may
- * be torn; the slot header (pid, start time, the counters at the time the
- * current process took the slot) is read under its changecount, the way
- * pg_stat_activity reads PgBackendStatus.
+ * rows from the copy, loading counter by counter: each is an aligned 8-byte
+ * load, untorn where the platform reads 8 bytes at once (all 64-bit ones;
+ * PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY), possibly torn elsewhere.  Because
+ * the owner keeps writing, a copy may be a few events behind.  Sums over all
+ * slots need nothing more: a slot's counters only grow, whoever owns it.  A
+ * per-process row needs the counters of one owner, so the slot is read under
+ * its changecount (odd while a new owner takes it, +2 per owner), the
+ * header and the counters together, the way pg_stat_activity reads
+ * PgBackendStatus: a copy that straddles a change of owner is thrown away.
  *
  * Resetting: no process ever writes another's slot.  flexlock_reset() takes
- * a baseline instead, a copy of every slot's counters, kept in a named DSM
- * segment (so the module works without shared_preload_libraries); the views
- * show counters minus the baseline.  The baseline is written under an
+ * a baseline instead, a copy of every slot's counters with the slot's
+ * changecount (its owner generation), kept in a named DSM segment (so the
+ * module works without shared_preload_libraries); the views show counters
+ * minus the baseline.  A per-process row uses the baseline only if it was
+ * taken from the same owner, else the counters at the time the owner took
+ * the slot: no clock is compared.  The baseline is written under an
  * exclusive LWLock and read under a shared one.  Counters of kind "max"
  * cannot be rebased: after a reset a slot contributes its maximum only if
  * it has changed since.
@@ -41,6 +48,7 @@
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/injection_point.h"
 #include "utils/timestamp.h"
 
 PG_MODULE_MAGIC_EXT(
@@ -54,7 +62,17 @@ typedef struct FlexlockShared
 	LWLock		lock;			/* protects everything below */
 	TimestampTz reset_time;		/* 0 if never reset */
 	LockStatsData baseline[FLEXIBLE_ARRAY_MEMBER];	/* one per slot */
+	/* then uint32 baseline_gen[nslots]: each slot's changecount at the reset */
 } FlexlockShared;
+
+/* Size of the segment: the baseline, then the generations */
+#define FLEXLOCK_SHARED_SIZE(nslots) \
+	(offsetof(FlexlockShared, baseline) + \
+	 sizeof(LockStatsData) * (nslots) + sizeof(uint32) * (nslots))
+
+/* Copying counter by counter needs whole 8-byte words */
+StaticAssertDecl(sizeof(LockStatsData) % sizeof(uint64) == 0,
+				 "LockStatsData must be a whole number of 8-byte words");
 
 static FlexlockShared *flexlock_shared = NULL;
 
@@ -99,6 +117,8 @@ flexlock_init_shmem(void *ptr)
 	LWLockInitialize(&shared->lock, LWLockNewTrancheId());
 	shared->reset_time = 0;
 	memset(shared->baseline, 0, sizeof(LockStatsData) * LockStatsShmem->nslots);
+	memset(&shared->baseline[LockStatsShmem->nslots], 0,
+		   sizeof(uint32) * LockStatsShmem->nslots);
 }
 
 static void
@@ -109,16 +129,44 @@ flexlock_attach(void)
 	if (flexlock_shared != NULL)
 		return;
 	flexlock_shared = GetNamedDSMSegment("flexlock",
-										 offsetof(FlexlockShared, baseline) +
-										 sizeof(LockStatsData) * LockStatsShmem->nslots,
+										 FLEXLOCK_SHARED_SIZE(LockStatsShmem->nslots),
 										 flexlock_init_shmem,
 										 &found);
 	LWLockRegisterTranche(flexlock_shared->lock.tranche, "flexlock");
 }
 
-/* Copy slot i's header consistently (see the changecount protocol). */
+/* The generations follow the baselines (a DSM address differs by process) */
+static inline uint32 *
+baseline_gen(void)
+{
+	return (uint32 *) &flexlock_shared->baseline[LockStatsShmem->nslots];
+}
+
+/*
+ * Load a slot's counters one 8-byte word at a time (see the header comment:
+ * memcpy promises no untorn load of any counter).
+ */
 static void
-read_slot_header(int i, int *pid, TimestampTz *started, LockStatsData *start)
+load_counters(LockStatsData *dst, const volatile LockStatsData *src)
+{
+	const volatile uint64 *s = (const volatile uint64 *) src;
+	uint64	   *d = (uint64 *) dst;
+	int			k;
+
+	for (k = 0; k < sizeof(LockStatsData) / sizeof(uint64); k++)
+		d[k] = s[k];
+}
+
+/*
+ * Read slot i as one owner left it: its changecount (the owner generation),
+ * pid, start time, and, if wanted, the counters at the time the owner took
+ * the slot and the counters now.  A read that a change of owner overlapped
+ * is repeated.  (Between the header and the counters, the injection point
+ * flexlock-read-slot lets a test change the owner of the slot of pause_pid.)
+ */
+static void
+read_slot(int i, uint32 *gen, int *pid, TimestampTz *started,
+		  LockStatsData *start, LockStatsData *data, int pause_pid)
 {
 	volatile LockStatsSlot *slot = &LockStatsShmem->slots[i];
 
@@ -130,10 +178,17 @@ read_slot_header(int i, int *pid, TimestampTz *started, LockStatsData *start)
 		*pid = slot->pid;
 		*started = slot->started;
 		if (start)
-			memcpy(start, (const void *) &slot->start, sizeof(LockStatsData));
+			load_counters(start, &slot->start);
+		if (*pid == pause_pid && pause_pid != 0)
+			INJECTION_POINT("flexlock-read-slot", NULL);
+		if (data)
+			load_counters(data, &slot->data);
 		pg_read_barrier();
 		if (before == slot->changecount && (before & 1) == 0)
+		{
+			*gen = before;
 			break;
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -153,7 +208,7 @@ slot_baseline(int i)
 static inline void
 copy_slot_data(int i, LockStatsData *dst)
 {
-	memcpy(dst, (const void *) &LockStatsShmem->slots[i].data, sizeof(LockStatsData));
+	load_counters(dst, &LockStatsShmem->slots[i].data);
 }
 
 /*
@@ -427,10 +482,11 @@ flexlock_backends(PG_FUNCTION_ARGS)
 		PgBackendStatus *beentry;
 		const char *btype;
 		int			pid;
+		uint32		gen;
 		TimestampTz started;
 		TimestampTz since;
 
-		read_slot_header(i, &pid, &started, start);
+		read_slot(i, &gen, &pid, &started, start, cur, want);
 		/* only slots whose process is alive now */
 		if (pid == 0 || proc->pid != pid)
 			continue;
@@ -438,10 +494,13 @@ flexlock_backends(PG_FUNCTION_ARGS)
 			continue;
 		found = true;
 
-		copy_slot_data(i, cur);
+		/*
+		 * Counted since the process took the slot, or since the last reset
+		 * if that reset saw this same owner.
+		 */
 		since = started;
 		LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
-		if (flexlock_shared->reset_time > started)
+		if (flexlock_shared->reset_time != 0 && baseline_gen()[i] == gen)
 		{
 			memcpy(start, &flexlock_shared->baseline[i], sizeof(LockStatsData));
 			since = flexlock_shared->reset_time;
@@ -521,7 +580,14 @@ flexlock_reset(PG_FUNCTION_ARGS)
 	flexlock_attach();
 	LWLockAcquire(&flexlock_shared->lock, LW_EXCLUSIVE);
 	for (i = 0; i < LockStatsShmem->nslots; i++)
-		copy_slot_data(i, &flexlock_shared->baseline[i]);
+	{
+		int			pid;
+		TimestampTz started;
+
+		read_slot(i, &baseline_gen()[i], &pid, &started, NULL,
+				  &flexlock_shared->baseline[i], 0);
+	}
+	INJECTION_POINT("flexlock-reset-copied", NULL);
 	flexlock_shared->reset_time = GetCurrentTimestamp();
 	LWLockRelease(&flexlock_shared->lock);
 
