@@ -116,9 +116,10 @@ flexlock_init_shmem(void *ptr)
 
 	LWLockInitialize(&shared->lock, LWLockNewTrancheId());
 	shared->reset_time = 0;
-	memset(shared->baseline, 0, sizeof(LockStatsData) * LockStatsShmem->nslots);
-	memset(&shared->baseline[LockStatsShmem->nslots], 0,
-		   sizeof(uint32) * LockStatsShmem->nslots);
+	/* the baselines and the generations after them */
+	memset(shared->baseline, 0,
+		   FLEXLOCK_SHARED_SIZE(LockStatsShmem->nslots) -
+		   offsetof(FlexlockShared, baseline));
 }
 
 static void
