@@ -111,6 +111,57 @@ CREATE VIEW flexlock_backends AS
 --
 -- flexlock_variants(): the lock variants of this build
 --
+--
+-- How long LWLock sleeps take: by tranche and mode, the number of sleeps
+-- and percentiles of their duration (log2 histograms, interpolated within
+-- a bucket), over all processes past and present since the last reset
+-- (backend_type NULL), or per backend type over the live processes.  Only
+-- sleeps timed with lock_stats_timing on are in them.
+--
+CREATE FUNCTION flexlock_wait_stats(
+    by_backend_type bool,
+    OUT backend_type text,
+    OUT tranche text,
+    OUT mode text,
+    OUT sleeps int8,
+    OUT p50_us float8,
+    OUT p90_us float8,
+    OUT p99_us float8,
+    OUT max_us float8,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_wait_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_lwlock_waits AS
+  SELECT tranche, mode, sleeps, p50_us, p90_us, p99_us, max_us, stats_reset
+    FROM flexlock_wait_stats(false);
+
+CREATE VIEW flexlock_lwlock_waits_by_type AS
+  SELECT backend_type, tranche, mode, sleeps, p50_us, p90_us, p99_us, max_us
+    FROM flexlock_wait_stats(true);
+
+--
+-- The histograms themselves: the non-empty buckets, bucket 0 below
+-- 1.024 us, bucket b from 2^(b+9) ns to 2^(b+10) ns, the last one open.
+--
+CREATE FUNCTION flexlock_wait_histogram(
+    by_backend_type bool,
+    OUT backend_type text,
+    OUT tranche text,
+    OUT mode text,
+    OUT bucket int4,
+    OUT lower_us float8,
+    OUT upper_us float8,
+    OUT sleeps int8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_wait_histogram'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_lwlock_wait_histogram AS
+  SELECT tranche, mode, bucket, lower_us, upper_us, sleeps
+    FROM flexlock_wait_histogram(false);
+
 CREATE FUNCTION flexlock_variants(
     OUT name text,
     OUT guc text,
@@ -182,22 +233,53 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flexlock_bench_lwlock'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
+--
+-- flexlock_test_spin_delay(): for tests, count a contended spinlock
+-- acquisition at a named call site in this process, through
+-- finish_spin_delay() as s_lock() does; returns whether finish_spin_delay()
+-- itself attributed it to the site's entry (it must not for a site the
+-- process has not met before: real callers hold the spinlock).  Superuser
+-- only: it writes made-up events into the statistics.
+--
+CREATE FUNCTION flexlock_test_spin_delay(site text, spins int4, delays int4)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'flexlock_test_spin_delay'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+--
+-- flexlock_test_lwlock(): for tests, acquire the server's test LWLock
+-- (tranche flexlock_lwbench) in mode 'shared' or 'exclusive', hold it
+-- hold_ms milliseconds, release it.  Superuser only.
+--
+CREATE FUNCTION flexlock_test_lwlock(mode text, hold_ms int4 DEFAULT 0)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flexlock_test_lwlock'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
 -- Reading is for monitoring roles; resetting is for superusers unless granted.
 REVOKE ALL ON FUNCTION flexlock_lwlocks() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_spinlocks() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_counters() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_backends(int4) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_variants() FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_wait_stats(bool) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_wait_histogram(bool) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_torture_lwlock(int4, float8, int4, int4, int4, int4, text, int4) FROM PUBLIC;
 REVOKE ALL ON FUNCTION flexlock_bench_lwlock(int4, float8, int4, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_test_spin_delay(text, int4, int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_test_lwlock(text, int4) FROM PUBLIC;
 REVOKE ALL ON flexlock_lwlocks, flexlock_spinlocks, flexlock_counters,
-  flexlock_backends, flexlock_variants FROM PUBLIC;
+  flexlock_backends, flexlock_variants, flexlock_lwlock_waits,
+  flexlock_lwlock_waits_by_type, flexlock_lwlock_wait_histogram FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION flexlock_lwlocks() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION flexlock_spinlocks() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION flexlock_counters() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION flexlock_backends(int4) TO pg_monitor;
 GRANT EXECUTE ON FUNCTION flexlock_variants() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION flexlock_wait_stats(bool) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION flexlock_wait_histogram(bool) TO pg_monitor;
 GRANT SELECT ON flexlock_lwlocks, flexlock_spinlocks, flexlock_counters,
-  flexlock_backends, flexlock_variants TO pg_monitor;
+  flexlock_backends, flexlock_variants, flexlock_lwlock_waits,
+  flexlock_lwlock_waits_by_type, flexlock_lwlock_wait_histogram TO pg_monitor;

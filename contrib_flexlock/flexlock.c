@@ -26,8 +26,9 @@
  * taken from the same owner, else the counters at the time the owner took
  * the slot: no clock is compared.  The baseline is written under an
  * exclusive LWLock and read under a shared one.  Counters of kind "max"
- * cannot be rebased: after a reset a slot contributes its maximum only if
- * it has changed since.
+ * cannot be rebased by subtraction: a reset starts a new epoch of maxima in
+ * core (LockStatsResetMaxima), and a slot's maxima count only if they are of
+ * the current epoch, as do those that exited processes retired.
  *
  * Copyright (c) 2026, flexlock authors
  * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
@@ -39,16 +40,20 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/dsm_registry.h"
 #include "storage/lockstats.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/spin.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/injection_point.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 PG_MODULE_MAGIC_EXT(
@@ -108,6 +113,9 @@ PG_FUNCTION_INFO_V1(flexlock_counters);
 PG_FUNCTION_INFO_V1(flexlock_backends);
 PG_FUNCTION_INFO_V1(flexlock_variants);
 PG_FUNCTION_INFO_V1(flexlock_reset);
+PG_FUNCTION_INFO_V1(flexlock_test_spin_delay);
+PG_FUNCTION_INFO_V1(flexlock_wait_stats);
+PG_FUNCTION_INFO_V1(flexlock_wait_histogram);
 
 static void
 flexlock_init_shmem(void *ptr)
@@ -159,6 +167,21 @@ load_counters(LockStatsData *dst, const volatile LockStatsData *src)
 }
 
 /*
+ * Load counters and the epoch of their maxima: the epoch first, so that a
+ * copy of the current epoch never holds a maximum its owner has zeroed
+ * since (the owner zeroes, then sets the epoch: lockstats.c).
+ */
+static void
+load_slot_data(LockStatsData *dst, const volatile LockStatsData *src)
+{
+	uint64		epoch = src->max_epoch;
+
+	pg_read_barrier();
+	load_counters(dst, src);
+	dst->max_epoch = epoch;
+}
+
+/*
  * Read slot i as one owner left it: its changecount (the owner generation),
  * pid, start time, and, if wanted, the counters at the time the owner took
  * the slot and the counters now.  A read that a change of owner overlapped
@@ -183,7 +206,7 @@ read_slot(int i, uint32 *gen, int *pid, TimestampTz *started,
 		if (*pid == pause_pid && pause_pid != 0)
 			INJECTION_POINT("flexlock-read-slot", NULL);
 		if (data)
-			load_counters(data, &slot->data);
+			load_slot_data(data, &slot->data);
 		pg_read_barrier();
 		if (before == slot->changecount && (before & 1) == 0)
 		{
@@ -209,15 +232,16 @@ slot_baseline(int i)
 static inline void
 copy_slot_data(int i, LockStatsData *dst)
 {
-	load_counters(dst, &LockStatsShmem->slots[i].data);
+	load_slot_data(dst, &LockStatsShmem->slots[i].data);
 }
 
 /*
  * dst += cur - base, for every counter.  Sum counters subtract; max counters
- * count when they changed.
+ * count if they are of epoch.
  */
 static void
-accumulate(LockStatsData *dst, const LockStatsData *cur, const LockStatsData *base)
+accumulate(LockStatsData *dst, const LockStatsData *cur, const LockStatsData *base,
+		   uint64 epoch)
 {
 	int			t,
 				c;
@@ -235,8 +259,7 @@ accumulate(LockStatsData *dst, const LockStatsData *cur, const LockStatsData *ba
 	{
 		if (LockStatsCounterDescs[c].kind == LOCKSTATS_MAX)
 		{
-			if (cur->counters[c] != base->counters[c] &&
-				cur->counters[c] > dst->counters[c])
+			if (cur->max_epoch == epoch && cur->counters[c] > dst->counters[c])
 				dst->counters[c] = cur->counters[c];
 		}
 		else
@@ -249,18 +272,32 @@ static void
 sum_all_slots(LockStatsData *sum, TimestampTz *reset_time)
 {
 	LockStatsData *cur = palloc(sizeof(LockStatsData));
-	int			i;
+	uint64		epoch;
+	int			i,
+				c;
 
 	flexlock_attach();
+	/* this process's own parked spin sites: no spinlock is held here */
+	LockStatsFlushSpinPending();
 	memset(sum, 0, sizeof(LockStatsData));
 	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
 	*reset_time = flexlock_shared->reset_time;
+	epoch = pg_atomic_read_u64(&LockStatsShmem->max_epoch);
 	for (i = 0; i < LockStatsShmem->nslots; i++)
 	{
 		copy_slot_data(i, cur);
-		accumulate(sum, cur, slot_baseline(i));
+		accumulate(sum, cur, slot_baseline(i), epoch);
 	}
 	LWLockRelease(&flexlock_shared->lock);
+
+	/* and the maxima of processes that have exited this epoch */
+	SpinLockAcquire(&LockStatsShmem->retired_lck);
+	if (LockStatsShmem->retired_max_epoch == epoch)
+		for (c = 0; c < LOCKSTATS_NUM_COUNTERS; c++)
+			if (LockStatsCounterDescs[c].kind == LOCKSTATS_MAX &&
+				LockStatsShmem->retired_max[c] > sum->counters[c])
+				sum->counters[c] = LockStatsShmem->retired_max[c];
+	SpinLockRelease(&LockStatsShmem->retired_lck);
 	pfree(cur);
 }
 
@@ -376,6 +413,7 @@ flexlock_spinlocks(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	flexlock_attach();
+	LockStatsFlushSpinPending();
 
 	maxsites = LOCKSTATS_SPIN_SITES * LockStatsShmem->nslots;
 	names = palloc(sizeof(char *) * maxsites);
@@ -496,8 +534,8 @@ flexlock_backends(PG_FUNCTION_ARGS)
 		found = true;
 
 		/*
-		 * Counted since the process took the slot, or since the last reset
-		 * if that reset saw this same owner.
+		 * Counted since the process took the slot, or since the last reset if
+		 * that reset saw this same owner.
 		 */
 		since = started;
 		LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
@@ -508,7 +546,7 @@ flexlock_backends(PG_FUNCTION_ARGS)
 		}
 		LWLockRelease(&flexlock_shared->lock);
 		memset(delta, 0, sizeof(LockStatsData));
-		accumulate(delta, cur, start);
+		accumulate(delta, cur, start, cur->max_epoch);
 
 		beentry = pgstat_get_beentry_by_proc_number(i);
 		btype = beentry ? GetBackendTypeDesc(beentry->st_backendType) : "unknown";
@@ -589,8 +627,451 @@ flexlock_reset(PG_FUNCTION_ARGS)
 				  &flexlock_shared->baseline[i], 0);
 	}
 	INJECTION_POINT("flexlock-reset-copied", NULL);
+	/* maxima: from now on only those set from now on */
+	LockStatsResetMaxima();
 	flexlock_shared->reset_time = GetCurrentTimestamp();
 	LWLockRelease(&flexlock_shared->lock);
 
 	PG_RETURN_TIMESTAMPTZ(flexlock_shared->reset_time);
+}
+
+/*
+ * This process's entry for spin site name, or -1.
+ */
+static int
+own_spin_site(const char *name)
+{
+	int			j;
+
+	for (j = 0; j < LOCKSTATS_SPIN_SITES; j++)
+		if (strncmp(MyLockStats->spin[j].func, name,
+					LOCKSTATS_SPIN_SITE_NAMELEN - 1) == 0)
+			return j;
+	return -1;
+}
+
+/*
+ * flexlock_test_spin_delay(site, spins, delays): for tests, count a
+ * contended spinlock acquisition at the named call site in this process, by
+ * calling finish_spin_delay() as s_lock() does when it got the lock after
+ * spinning (it also adjusts this process's spin estimate the same way).
+ * Returns whether finish_spin_delay() itself attributed the event to the
+ * site's entry in the slot: it must not for a site this process has not
+ * attributed before, since real callers hold the spinlock then.
+ */
+Datum
+flexlock_test_spin_delay(PG_FUNCTION_ARGS)
+{
+	static const char *interned[LOCKSTATS_SPIN_SITES * 2];
+	static int	ninterned = 0;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		spins = PG_GETARG_INT32(1);
+	int32		delays = PG_GETARG_INT32(2);
+	const char *func = NULL;
+	SpinDelayStatus status;
+	uint64		before = 0;
+	int			j,
+				k;
+
+	if (name[0] == '\0' || strlen(name) >= LOCKSTATS_SPIN_SITE_NAMELEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("spin site name must have 1 to %d bytes",
+						LOCKSTATS_SPIN_SITE_NAMELEN - 1)));
+	if (spins < 1 || delays < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("spins must be at least 1 and delays at least 0")));
+
+	/* a call site is a pointer that stays the same: intern the name */
+	for (k = 0; k < ninterned; k++)
+		if (strcmp(interned[k], name) == 0)
+			func = interned[k];
+	if (func == NULL)
+	{
+		if (ninterned == lengthof(interned))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many test spin sites in one session")));
+		func = interned[ninterned++] = MemoryContextStrdup(TopMemoryContext, name);
+	}
+
+	j = own_spin_site(func);
+	if (j >= 0)
+		before = MyLockStats->spin[j].contended;
+
+	init_spin_delay(&status, __FILE__, __LINE__, func);
+	status.spins = spins;
+	status.delays = delays;
+	status.cur_delay = delays > 0 ? 1000 : 0;
+	finish_spin_delay(&status);
+
+	j = own_spin_site(func);
+	PG_RETURN_BOOL(j >= 0 && MyLockStats->spin[j].contended != before);
+}
+
+/*
+ * Sleep-time histograms (storage/lockstats.h): by tranche, index
+ * LOCKSTATS_NUM_TRANCHES for the rows of tranches beyond a process's
+ * LOCKSTATS_HIST_ROWS.
+ */
+#define HIST_KEYS	(LOCKSTATS_NUM_TRANCHES + 1)
+
+static const char *const hist_mode_names[3] = {"exclusive", "shared", "wait_until_free"};
+
+StaticAssertDecl(sizeof(LockStatsWaitHist) % sizeof(uint64) == 0,
+				 "LockStatsWaitHist must be a whole number of 8-byte words");
+
+/* dst += src, loading src word by word (max_ns: the larger) */
+static void
+add_hist(LockStatsWaitHist *dst, const volatile LockStatsWaitHist *src)
+{
+	int			m,
+				b;
+
+	for (m = 0; m < 3; m++)
+	{
+		uint64		mx = src->max_ns[m];
+
+		if (mx > dst->max_ns[m])
+			dst->max_ns[m] = mx;
+		for (b = 0; b < LOCKSTATS_HIST_BUCKETS; b++)
+			dst->count[m][b] += src->count[m][b];
+	}
+}
+
+/*
+ * acc[key] += the rows of slot i, if they are of epoch and not retired.
+ * Returns false if the slot has none.
+ */
+static bool
+add_slot_hists(LockStatsWaitHist *acc, int i, uint64 epoch)
+{
+	volatile LockStatsSlot *slot = &LockStatsShmem->slots[i];
+	bool		any = false;
+	int			r;
+
+	if (slot->hist_retired || slot->hist_epoch != epoch)
+		return false;
+	pg_read_barrier();
+	for (r = 0; r < LOCKSTATS_HIST_ROWS; r++)
+	{
+		volatile LockStatsHistRow *row = &slot->hist[r];
+		int			t;
+
+		if (!row->used)
+			continue;
+		pg_read_barrier();
+		t = row->tranche;
+		if (t == LOCKSTATS_HIST_OTHER)
+			t = LOCKSTATS_NUM_TRANCHES;
+		else if (t < 0 || t >= LOCKSTATS_NUM_TRANCHES)
+			continue;
+		add_hist(&acc[t], &row->h);
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * The histograms of all processes, past and present, since the last reset:
+ * the live slots' rows and the rows retired by processes that exited.  A
+ * process retiring meanwhile moves its rows from one to the other; the read
+ * is repeated then (retire_gen), so that they count exactly once.
+ */
+static void
+sum_all_hists(LockStatsWaitHist *acc)
+{
+	for (;;)
+	{
+		uint64		gen = pg_atomic_read_u64(&LockStatsShmem->retire_gen);
+		uint64		epoch;
+		int			i,
+					k;
+
+		if (gen & 1)
+		{
+			/* a process is retiring its rows: a matter of microseconds */
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(10);
+			continue;
+		}
+		pg_read_barrier();
+		epoch = pg_atomic_read_u64(&LockStatsShmem->max_epoch);
+		memset(acc, 0, sizeof(LockStatsWaitHist) * HIST_KEYS);
+		if (LockStatsShmem->retired_max_epoch == epoch)
+			for (k = 0; k < HIST_KEYS; k++)
+				add_hist(&acc[k], &LockStatsShmem->retired_hist[k]);
+		for (i = 0; i < LockStatsShmem->nslots; i++)
+			add_slot_hists(acc, i, epoch);
+		pg_read_barrier();
+		if (pg_atomic_read_u64(&LockStatsShmem->retire_gen) == gen)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Per backend type, the histograms of the live processes of that type since
+ * the last reset (or since they started).  Returns an array indexed by
+ * BackendType of HIST_KEYS histograms each, NULL for types not seen.
+ */
+static LockStatsWaitHist **
+sum_hists_by_type(void)
+{
+	LockStatsWaitHist **bytype = palloc0(sizeof(LockStatsWaitHist *) * BACKEND_NUM_TYPES);
+	LockStatsWaitHist *one = palloc(sizeof(LockStatsWaitHist) * HIST_KEYS);
+	uint64		epoch = pg_atomic_read_u64(&LockStatsShmem->max_epoch);
+	int			i,
+				k;
+
+	for (i = 0; i < LockStatsShmem->nslots; i++)
+	{
+		PGPROC	   *proc = GetPGProcByNumber(i);
+		volatile LockStatsSlot *slot = &LockStatsShmem->slots[i];
+		PgBackendStatus *beentry;
+		BackendType type;
+		uint32		gen;
+		int			pid;
+		TimestampTz started;
+		bool		any = false;
+
+		/* the rows of one owner: repeat if the slot changed owner meanwhile */
+		for (;;)
+		{
+			read_slot(i, &gen, &pid, &started, NULL, NULL, 0);
+			if (pid == 0 || proc->pid != pid)
+				break;
+			memset(one, 0, sizeof(LockStatsWaitHist) * HIST_KEYS);
+			any = add_slot_hists(one, i, epoch);
+			pg_read_barrier();
+			if (slot->changecount == gen)
+				break;
+		}
+		if (pid == 0 || proc->pid != pid || !any)
+			continue;
+
+		beentry = pgstat_get_beentry_by_proc_number(i);
+		type = beentry ? beentry->st_backendType : B_INVALID;
+		if (type < 0 || type >= BACKEND_NUM_TYPES)
+			type = B_INVALID;
+		if (bytype[type] == NULL)
+			bytype[type] = palloc0(sizeof(LockStatsWaitHist) * HIST_KEYS);
+		for (k = 0; k < HIST_KEYS; k++)
+			add_hist(&bytype[type][k], &one[k]);
+	}
+	pfree(one);
+	return bytype;
+}
+
+static const char *
+hist_key_name(int k)
+{
+	if (k == LOCKSTATS_NUM_TRANCHES)
+		return "other tranches";
+	return LockStatsTrancheName(k);
+}
+
+/* Bucket b's bounds in nanoseconds; the last bucket ends at max_ns */
+static void
+hist_bucket_bounds(int b, uint64 max_ns, double *lo, double *hi)
+{
+	*lo = b == 0 ? 0.0 : ldexp(1.0, b + LOCKSTATS_HIST_FIRST_SHIFT - 1);
+	*hi = b == LOCKSTATS_HIST_BUCKETS - 1 ? (double) max_ns :
+		ldexp(1.0, b + LOCKSTATS_HIST_FIRST_SHIFT);
+}
+
+/*
+ * The q-quantile of one mode's histogram in microseconds: the bucket that
+ * holds it, interpolated linearly within the bucket, and never beyond the
+ * longest sleep seen.
+ */
+static double
+hist_quantile_us(const LockStatsWaitHist *h, int m, uint64 total, double q)
+{
+	double		target = ceil(q * (double) total);
+	double		cum = 0;
+	int			b;
+
+	if (target < 1)
+		target = 1;
+	for (b = 0; b < LOCKSTATS_HIST_BUCKETS; b++)
+	{
+		double		c = (double) h->count[m][b];
+
+		if (c > 0 && cum + c >= target)
+		{
+			double		lo,
+						hi;
+
+			hist_bucket_bounds(b, h->max_ns[m], &lo, &hi);
+			hi = Min(hi, (double) h->max_ns[m]);
+			lo = Min(lo, hi);
+			return (lo + (hi - lo) * (target - cum) / c) / 1000.0;
+		}
+		cum += c;
+	}
+	return h->max_ns[m] / 1000.0;
+}
+
+static void
+put_wait_stats(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist *acc,
+			   TimestampTz reset_time)
+{
+	int			k,
+				m,
+				b;
+
+	for (k = 0; k < HIST_KEYS; k++)
+	{
+		const char *name = hist_key_name(k);
+
+		if (name == NULL)
+			continue;
+		for (m = 0; m < 3; m++)
+		{
+			const LockStatsWaitHist *h = &acc[k];
+			uint64		total = 0;
+			Datum		values[9];
+			bool		nulls[9] = {0};
+
+			for (b = 0; b < LOCKSTATS_HIST_BUCKETS; b++)
+				total += h->count[m][b];
+			if (total == 0)
+				continue;
+			if (btype)
+				values[0] = CStringGetTextDatum(btype);
+			else
+				nulls[0] = true;
+			values[1] = CStringGetTextDatum(name);
+			values[2] = CStringGetTextDatum(hist_mode_names[m]);
+			values[3] = Int64GetDatum(total);
+			values[4] = Float8GetDatum(hist_quantile_us(h, m, total, 0.50));
+			values[5] = Float8GetDatum(hist_quantile_us(h, m, total, 0.90));
+			values[6] = Float8GetDatum(hist_quantile_us(h, m, total, 0.99));
+			values[7] = Float8GetDatum(h->max_ns[m] / 1000.0);
+			values[8] = reset_datum(reset_time, &nulls[8]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+}
+
+static TimestampTz
+current_reset_time(void)
+{
+	TimestampTz t;
+
+	flexlock_attach();
+	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
+	t = flexlock_shared->reset_time;
+	LWLockRelease(&flexlock_shared->lock);
+	return t;
+}
+
+/*
+ * flexlock_wait_stats(by_backend_type): LWLock sleeps by tranche and mode,
+ * with percentiles of their duration from the histograms: over all
+ * processes past and present since the last reset, or per backend type over
+ * the live processes.  Sleeps are timed only while lock_stats_timing is on.
+ */
+Datum
+flexlock_wait_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		by_type = PG_GETARG_BOOL(0);
+	TimestampTz reset_time = current_reset_time();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!by_type)
+	{
+		LockStatsWaitHist *acc = palloc(sizeof(LockStatsWaitHist) * HIST_KEYS);
+
+		sum_all_hists(acc);
+		put_wait_stats(rsinfo, NULL, acc, reset_time);
+	}
+	else
+	{
+		LockStatsWaitHist **bytype = sum_hists_by_type();
+		int			t;
+
+		for (t = 0; t < BACKEND_NUM_TYPES; t++)
+			if (bytype[t] != NULL)
+				put_wait_stats(rsinfo, GetBackendTypeDesc((BackendType) t),
+							   bytype[t], reset_time);
+	}
+	return (Datum) 0;
+}
+
+static void
+put_histogram(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist *acc)
+{
+	int			k,
+				m,
+				b;
+
+	for (k = 0; k < HIST_KEYS; k++)
+	{
+		const char *name = hist_key_name(k);
+
+		if (name == NULL)
+			continue;
+		for (m = 0; m < 3; m++)
+			for (b = 0; b < LOCKSTATS_HIST_BUCKETS; b++)
+			{
+				const LockStatsWaitHist *h = &acc[k];
+				Datum		values[7];
+				bool		nulls[7] = {0};
+				double		lo,
+							hi;
+
+				if (h->count[m][b] == 0)
+					continue;
+				hist_bucket_bounds(b, h->max_ns[m], &lo, &hi);
+				if (btype)
+					values[0] = CStringGetTextDatum(btype);
+				else
+					nulls[0] = true;
+				values[1] = CStringGetTextDatum(name);
+				values[2] = CStringGetTextDatum(hist_mode_names[m]);
+				values[3] = Int32GetDatum(b);
+				values[4] = Float8GetDatum(lo / 1000.0);
+				if (b == LOCKSTATS_HIST_BUCKETS - 1)
+					nulls[5] = true;	/* open-ended */
+				else
+					values[5] = Float8GetDatum(hi / 1000.0);
+				values[6] = Int64GetDatum(h->count[m][b]);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+	}
+}
+
+/*
+ * flexlock_wait_histogram(by_backend_type): the non-empty buckets of the
+ * same histograms, for plotting.
+ */
+Datum
+flexlock_wait_histogram(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		by_type = PG_GETARG_BOOL(0);
+
+	InitMaterializedSRF(fcinfo, 0);
+	flexlock_attach();
+	if (!by_type)
+	{
+		LockStatsWaitHist *acc = palloc(sizeof(LockStatsWaitHist) * HIST_KEYS);
+
+		sum_all_hists(acc);
+		put_histogram(rsinfo, NULL, acc);
+	}
+	else
+	{
+		LockStatsWaitHist **bytype = sum_hists_by_type();
+		int			t;
+
+		for (t = 0; t < BACKEND_NUM_TYPES; t++)
+			if (bytype[t] != NULL)
+				put_histogram(rsinfo, GetBackendTypeDesc((BackendType) t), bytype[t]);
+	}
+	return (Datum) 0;
 }

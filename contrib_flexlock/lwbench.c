@@ -115,6 +115,7 @@ PGDLLEXPORT void flexlock_lwbench_main(Datum main_arg);
 
 PG_FUNCTION_INFO_V1(flexlock_torture_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_bench_lwlock);
+PG_FUNCTION_INFO_V1(flexlock_test_lwlock);
 
 static void
 lwbench_init_tranche(void *ptr)
@@ -687,4 +688,52 @@ flexlock_bench_lwlock(PG_FUNCTION_ARGS)
 		dsm_detach(seg);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * flexlock_test_lwlock(mode, hold_ms): for tests that need an interleaving
+ * on an LWLock of their own: acquire the test lock (one per server, in the
+ * flexlock_lwbench tranche) in mode 'shared' or 'exclusive', hold it for
+ * hold_ms milliseconds, release it.
+ */
+static int	test_lock_tranche;
+
+/* (a DSM registry callback: it must not use the registry itself) */
+static void
+test_lock_init(void *ptr)
+{
+	LWLockInitialize((LWLock *) ptr, test_lock_tranche);
+}
+
+Datum
+flexlock_test_lwlock(PG_FUNCTION_ARGS)
+{
+	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		hold_ms = PG_GETARG_INT32(1);
+	LWLockMode	m;
+	LWLock	   *lock;
+	bool		found;
+
+	if (strcmp(mode, "shared") == 0)
+		m = LW_SHARED;
+	else if (strcmp(mode, "exclusive") == 0)
+		m = LW_EXCLUSIVE;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lock mode \"%s\"", mode),
+				 errhint("Valid modes are \"shared\" and \"exclusive\".")));
+	if (hold_ms < 0 || hold_ms > 600000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hold_ms must be between 0 and 600000")));
+
+	test_lock_tranche = lwbench_tranche();	/* registers its name here too */
+	lock = GetNamedDSMSegment("flexlock_test_lwlock", sizeof(LWLock),
+							  test_lock_init, &found);
+	LWLockAcquire(lock, m);
+	if (hold_ms > 0)
+		pg_usleep(hold_ms * 1000L);
+	LWLockRelease(lock);
+	PG_RETURN_VOID();
 }

@@ -84,6 +84,51 @@ SELECT bool_and(spins >= contended) IS NOT FALSE AS spins_ge_contended,
   FROM flexlock_spinlocks;
 SELECT family, counter, kind FROM flexlock_counters ORDER BY family, counter;
 
+-- Spinlock counting by call site.  finish_spin_delay() runs with the
+-- spinlock held, so a site this process has not met before is attributed
+-- later, where no spinlock is held (its next latch wait, or a read of the
+-- statistics by the process itself): false first, true once met.
+SELECT flexlock_test_spin_delay('flexlock_test_site_a', 10, 3) AS attributed_at_once;
+SELECT contended, spins, delays FROM flexlock_spinlocks WHERE site = 'flexlock_test_site_a';
+SELECT flexlock_test_spin_delay('flexlock_test_site_a', 5, 1000000) AS attributed_at_once;
+SELECT contended, spins, delays FROM flexlock_spinlocks WHERE site = 'flexlock_test_site_a';
+-- Several new sites between two flush points, each counted once read.
+SELECT bool_or(flexlock_test_spin_delay('flexlock_test_site_' || i, i, 0)) AS any_at_once
+  FROM generate_series(1, 5) i;
+SELECT site, contended, spins FROM flexlock_spinlocks
+  WHERE site ~ '^flexlock_test_site_[0-9]$' ORDER BY site;
+-- The most sleeps in one acquisition (no real one comes near a million).
+SELECT value FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
+-- A reset starts the maxima afresh: the old maximum is gone, and a smaller
+-- one set since is shown.
+SELECT flexlock_reset() IS NOT NULL AS reset_done;
+SELECT value < 1000000 AS max_rebased
+  FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
+SELECT flexlock_test_spin_delay('flexlock_test_site_a', 1, 500000) AS attributed_at_once;
+SELECT value FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
+-- A process that exits leaves its maximum behind (retired) until the next reset.
+\c -
+SELECT flexlock_test_spin_delay('flexlock_test_site_b', 1, 700000) AS attributed_at_once;
+\c -
+-- (the previous backend's exit may still be under way: wait up to 10 s)
+DO $$
+BEGIN
+  FOR i IN 1..1000 LOOP
+    EXIT WHEN (SELECT value FROM flexlock_counters
+               WHERE family = 'spinlock' AND counter = 'max_delays') = 700000;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;
+SELECT value FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
+SELECT flexlock_reset() IS NOT NULL AS reset_done;
+SELECT value < 500000 AS retired_max_rebased
+  FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
+-- Bad input
+SELECT flexlock_test_spin_delay('', 1, 0);
+SELECT flexlock_test_spin_delay(repeat('x', 48), 1, 0);
+SELECT flexlock_test_spin_delay('flexlock_test_site_a', 0, 0);
+SELECT flexlock_test_spin_delay('flexlock_test_site_a', 1, -1);
+
 -- The lock variants of this build (their current settings depend on the
 -- variant config the suite runs with).
 SELECT name, guc, stock_setting, current_setting IS NOT NULL AS has_setting

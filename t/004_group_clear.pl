@@ -4,6 +4,10 @@
 # groupclear counters show which path ran, and nobody is left waiting in
 # ProcArrayGroupUpdate.
 #
+# Mode on gets groups of 3, 6, 12 and 18 committers formed behind a shared
+# holder stopped at an injection point: the group-size buckets, the maximum
+# and the followers' sleep time must show each.
+#
 # holder also gets three deterministic interleavings and an XID storm.  The
 # interleavings stop a shared holder of ProcArrayLock at an injection point
 # in GetSnapshotData while a committer queues: the shared release must serve
@@ -311,6 +315,80 @@ sub queued_commit
 		't', "$what: its XID is not running in a later snapshot");
 	is($node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ProcArray'"),
 		'0', "$what: nobody is left waiting for ProcArrayLock");
+}
+
+# --- group clear: groups of known sizes -------------------------------------
+# With H stopped holding ProcArrayLock in shared mode, N committers with an
+# XID commit at once in mode on: the first fails its conditional acquisition
+# and leads the group, sleeping for the lock; the others join and sleep
+# until it has cleared them.  Once all N wait, H goes on, after 100 ms more:
+# one group of N, its size in the right bucket and as the maximum since the
+# reset, and N - 1 followers that slept at least that long.
+sub sized_group
+{
+	my ($m, $h, $hpid, $cs, $n, $bucket) = @_;
+	my $what = "a group of $n";
+	my @c = @$cs[ 0 .. $n - 1 ];
+	my @cpid = map { $_->query_safe('SELECT pg_backend_pid()') } @c;
+	$_->query_safe('BEGIN; SELECT pg_current_xact_id();') for @c;
+	$m->query_safe('SELECT flexlock_reset()');
+	$h->query_until(qr/holding/, q{
+		\echo holding
+		SELECT injection_points_attach('get-snapshot-data-locked', 'wait');
+		SELECT 1;
+	});
+	wait_in_session($m, $what,
+		"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $hpid");
+	$_->query_until(qr/committing/, q{
+		\echo committing
+		COMMIT;
+	}) for @c;
+	my $pids = join(',', @cpid);
+	my $all_wait = "SELECT count(*) = $n FROM pg_stat_activity WHERE pid IN ($pids)"
+	  . " AND wait_event IN ('ProcArray', 'ProcarrayGroupUpdate')";
+	for (1 .. 300)
+	{
+		last if $m->query_safe($all_wait) eq 't';
+		usleep(100_000);
+	}
+	if ($m->query_safe($all_wait) ne 't')
+	{
+		diag($m->query_safe("SELECT pid, state, wait_event_type, wait_event, query"
+			  . " FROM pg_stat_activity WHERE pid IN ($pids, $hpid)"));
+		die "$what: the committers did not all wait";
+	}
+	usleep(100_000);
+	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
+	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+	is($_->query_safe('SELECT 42'), '42', "$what: COMMIT returns") for @c;
+	$h->query_safe('SELECT 1');
+
+	my %c = map { $_ => gc($_) }
+	  qw(groups_led members_cleared max_group_size follower_sleeps follower_wait_ns
+	  group_size_1 group_size_2 group_size_3_4 group_size_5_8 group_size_9_16 group_size_17_plus);
+	note("$what: " . join(', ', map { "$_ $c{$_}" } sort keys %c));
+	is("$c{groups_led}/$c{members_cleared}/$c{max_group_size}", "1/$n/$n",
+		"$what: one group of $n cleared, the largest since the reset");
+	is(join('/', map { $c{"group_size_$_"} } qw(1 2 3_4 5_8 9_16 17_plus)),
+		join('/', map { $_ eq $bucket ? 1 : 0 } qw(1 2 3_4 5_8 9_16 17_plus)),
+		"$what: counted in group_size_$bucket only");
+	is($c{follower_sleeps}, $n - 1, "$what: its $n - 1 followers slept");
+	cmp_ok($c{follower_wait_ns}, '>=', ($n - 1) * 100_000_000,
+		"$what: each follower slept at least 100 ms ($c{follower_wait_ns} ns in all)");
+}
+
+set_mode('on');
+{
+	my $m = $node->background_psql('postgres');
+	my $h = $node->background_psql('postgres');
+	my @cs = map { $node->background_psql('postgres') } 1 .. 18;
+	my $hpid = $h->query_safe('SELECT pg_backend_pid()');
+	$h->query_safe('SELECT injection_points_set_local()');
+	sized_group($m, $h, $hpid, \@cs, 3, '3_4');
+	sized_group($m, $h, $hpid, \@cs, 6, '5_8');
+	sized_group($m, $h, $hpid, \@cs, 12, '9_16');
+	sized_group($m, $h, $hpid, \@cs, 18, '17_plus');
+	$_->quit for ($m, $h, @cs);
 }
 
 queued_commit('served by a shared release', holder_mode => 'holder');

@@ -4,7 +4,10 @@
 # compare-exchange (lwlock_shared_add off), by fetch-add (on), and both side
 # by side; every acquisition checks that no exclusive holder coexists with
 # another holder, and a worker that is never woken fails the run.  Then the
-# whole server with lwlock_shared_add on under pgbench.
+# whole server with lwlock_shared_add on under pgbench.  Last, one
+# interleaving forced with an injection point: a queued process whose
+# back-out frees the lock wakes the waiters, itself among them; that must
+# not count as a sleep or a wakeup.
 use strict;
 use warnings FATAL => 'all';
 
@@ -20,7 +23,7 @@ $node->init;
 $node->append_conf('postgresql.conf',
 	"max_worker_processes = 40\nmax_connections = 30\nautovacuum = off\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock');
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
 
 my $total = 0;
 for my $run (
@@ -70,6 +73,62 @@ $node->command_ok(
 is( $node->safe_psql('postgres',
 		'SELECT sum(abalance) = (SELECT sum(bbalance) FROM pgbench_branches) FROM pgbench_accounts'),
 	't', 'pgbench balances add up');
+
+# --- a back-out that wakes its own process --------------------------------------
+# X holds the test lock exclusively.  P, with fetch-add, backs out, queues
+# itself, tries again and stops (injection point) with its unit added.  X
+# releases meanwhile: it sees P's unit, takes the lock for shared-held and
+# wakes nobody.  P takes its unit back, finds the lock free with a waiter
+# queued, and runs the wakeup: the waiter is P.  P then takes the lock
+# without having slept.
+{
+	my $x = $node->background_psql('postgres');
+	my $p = $node->background_psql('postgres');
+	my $xpid = $x->query_safe('SELECT pg_backend_pid()');
+	my $ppid = $p->query_safe('SELECT pg_backend_pid()');
+	$p->query_safe(q{
+		SET lwlock_shared_add = on;
+		SELECT flexlock_test_lwlock('shared');
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('lwlock-shared-add-backout-queued', 'wait');});
+	# (an extension tranche has its name only in processes that registered
+	# it: other readers go by its id)
+	my $tid = $p->query_safe(q{
+		SELECT tranche_id FROM flexlock_backends(pg_backend_pid())
+		 WHERE tranche = 'flexlock_lwbench'});
+	$x->query_until(qr/holding/, q{
+		\echo holding
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive', 4000); END$$;
+	});
+	$node->poll_query_until('postgres', qq{
+		SELECT acquire_exclusive = 1 FROM flexlock_backends($xpid)
+		 WHERE tranche_id = $tid})
+	  or die 'X did not take the test lock';
+	$p->query_until(qr/acquiring/, q{
+		\echo acquiring
+		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
+	});
+	$node->wait_for_event('client backend', 'lwlock-shared-add-backout-queued');
+	pass('P stopped in its second attempt, queued, with its unit added');
+	# X's hold ends and it releases while P's unit is in the count
+	is($x->query_safe('SELECT 1'), '1', 'X released the test lock');
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('lwlock-shared-add-backout-queued')});
+	is($p->query_safe('SELECT 1'), '1', 'P got the lock after its back-out');
+	my ($acq, $blocks, $wakeups) = split /\|/, $node->safe_psql('postgres', qq{
+		SELECT acquire_shared, block_shared, wakeups FROM flexlock_backends($ppid)
+		 WHERE tranche_id = $tid});
+	is($acq, 2, 'P: two shared acquisitions of the test lock');
+	is("$blocks/$wakeups", '0/0',
+		'P: the wakeup of itself counts as neither a sleep nor a wakeup issued');
+	cmp_ok(
+		$node->safe_psql('postgres', q{
+			SELECT value FROM flexlock_counters
+			 WHERE family = 'sharedadd' AND counter = 'backout_wakeups'}),
+		'>=', 1, 'the back-out ran the wakeup');
+	$p->query_safe(q{SELECT injection_points_detach('lwlock-shared-add-backout-queued')});
+	$_->quit for ($x, $p);
+}
 
 $node->stop;
 done_testing();

@@ -87,8 +87,11 @@ def lock_details(out):
 
 def top_tranches(reps, details, n=3):
     """The tranches waited on longest over a point's runs: 'name waits/txn
-    wait µs/txn', from raw/*.locks.json (else runs.csv's top_waits)."""
-    waits, ms, txns = {}, {}, 0
+    wait µs/txn p99 µs', from raw/*.locks.json (else runs.csv's top_waits).
+    p99: the 99th percentile of the sleeps' duration, from the sleep-time
+    histograms of all the point's runs together (left out where the build
+    has none)."""
+    waits, ms, hist, txns = {}, {}, {}, 0
     for row in reps.values():
         det = details.get(row["run"])
         if not det or not row.get("transactions"):
@@ -97,11 +100,22 @@ def top_tranches(reps, details, n=3):
         for name, t in det.get("tranches", {}).items():
             waits[name] = waits.get(name, 0) + t["waits"]
             ms[name] = ms.get(name, 0.0) + t["wait_ms"]
+        for name, buckets in det.get("wait_hist", {}).items():
+            h = hist.setdefault(name, {})
+            for b, c in buckets.items():
+                h[int(b)] = h.get(int(b), 0) + c
     if not txns:
         tops = [row.get("top_waits") for row in reps.values() if row.get("top_waits")]
         return tops[0].replace(";", "; ") if tops else "-"
     top = sorted((x for x in ms if waits[x] > 0), key=lambda x: (-ms[x], -waits[x]))[:n]
-    return "; ".join(f"{x} {waits[x] / txns:.3g}/txn {ms[x] * 1000 / txns:.3g} µs/txn" for x in top) or "none"
+
+    def p99(x):
+        v = stats.hist_quantile_us(hist.get(x, {}), 0.99)
+        if v is None:
+            return ""
+        return f" p99 {v:.3g} µs" if v < 1000 else f" p99 {v / 1000:.3g} ms"
+    return "; ".join(f"{x} {waits[x] / txns:.3g}/txn {ms[x] * 1000 / txns:.3g} µs/txn{p99(x)}"
+                     for x in top) or "none"
 
 
 def families(meta, details):

@@ -173,7 +173,22 @@ class Server:
             snap[name] = (int(acq), int(waits), float(ms))
         counters = self.psql("SELECT family || '.' || counter, value FROM flexlock_counters")
         snap["#counters"] = dict((c.split("|")[0], int(c.split("|")[1])) for c in counters.splitlines())
+        snap["#hist"] = self.wait_histogram()
         return snap
+
+    def wait_histogram(self):
+        """{tranche: {bucket: sleeps}} of the LWLock sleep-time histograms
+        (all modes together), or {} where the extension has none."""
+        try:
+            rows = self.psql("SELECT tranche, bucket, sum(sleeps) FROM flexlock_lwlock_wait_histogram "
+                             "GROUP BY 1, 2")
+        except BenchError:
+            return {}
+        hist = {}
+        for r in rows.splitlines():
+            name, bucket, n = r.split("|")
+            hist.setdefault(name, {})[int(bucket)] = int(n)
+        return hist
 
 
 def lock_delta(before, after, txns):
@@ -190,6 +205,12 @@ def lock_delta(before, after, txns):
         if any(d):
             tranches[name] = d
     counters = {k: v - before["#counters"].get(k, 0) for k, v in after["#counters"].items()}
+    hist = {}
+    for name, buckets in after.get("#hist", {}).items():
+        b0 = before.get("#hist", {}).get(name, {})
+        d = {b: n - b0.get(b, 0) for b, n in buckets.items() if n - b0.get(b, 0) > 0}
+        if d:
+            hist[name] = d
     acq = sum(d[0] for d in tranches.values())
     waits = sum(d[1] for d in tranches.values())
     ms = sum(d[2] for d in tranches.values())
@@ -203,7 +224,8 @@ def lock_delta(before, after, txns):
     }
     return row, {"tranches": {n: {"acquires": d[0], "waits": d[1], "wait_ms": round(d[2], 3)}
                               for n, d in tranches.items()},
-                 "counters": counters}
+                 "counters": counters,
+                 "wait_hist": {n: {str(b): c for b, c in d.items()} for n, d in hist.items()}}
 
 
 def base_settings(max_clients):

@@ -106,3 +106,37 @@ def method_text():
             f"or below 1 with coverage of at least {MIN_COVERAGE:.0%}; *no difference* when it contains 1; "
             f"*too few reps* below {min_pairs()} pairs, which cannot reach that coverage. Reference: a "
             f"variant is compared with its build's stock, a build's stock with vanilla/stock.")
+
+
+# The LWLock sleep-time histograms (storage/lockstats.h): bucket 0 below
+# 2^10 ns, bucket b from 2^(b+9) to 2^(b+10) ns, the last (23) open.
+HIST_FIRST_SHIFT = 10
+HIST_BUCKETS = 24
+
+
+def hist_bounds_us(b):
+    """(lower, upper) of bucket b in microseconds; the open last bucket is
+    given twice its lower bound, which a quantile there can only estimate."""
+    lo = 0.0 if b == 0 else 2.0 ** (b + HIST_FIRST_SHIFT - 1) / 1000
+    hi = 2.0 ** (b + HIST_FIRST_SHIFT) / 1000
+    return lo, hi
+
+
+def hist_quantile_us(buckets, q):
+    """The q-quantile (0 < q <= 1) of a sleep-time histogram {bucket: count}
+    in microseconds, interpolated linearly within its bucket, as the flexlock
+    extension's views compute it (there capped by the longest sleep); None
+    for an empty histogram."""
+    counts = {int(b): int(n) for b, n in buckets.items() if int(n) > 0}
+    total = sum(counts.values())
+    if total == 0:
+        return None
+    target = max(1, math.ceil(q * total))
+    cum = 0
+    for b in sorted(counts):
+        c = counts[b]
+        if cum + c >= target:
+            lo, hi = hist_bounds_us(b)
+            return lo + (hi - lo) * (target - cum) / c
+        cum += c
+    return None

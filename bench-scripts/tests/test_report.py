@@ -102,6 +102,7 @@ class ReportTest(unittest.TestCase):
             (self.out / "raw" / f"w-c4-r{rep + 1}-patched-walflush-lsn.locks.json").write_text(json.dumps(
                 {"tranches": {"WALWrite": {"acquires": txn, "waits": txn // 10, "wait_ms": txn / 100},
                               "ProcArray": {"acquires": txn, "waits": 1, "wait_ms": 0.001}},
+                 "wait_hist": {"WALWrite": {"12": 99, "18": 1}},
                  "counters": {"walflush.wakeups": wakeups, "walflush.sleeps": 0, "walinsert.waits_0": 7,
                               "btree.leaf_relocks": 0}}))
         write_runs(self.out, rows)
@@ -125,4 +126,4 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("### walinsert", s)
         self.assertIn("| w | 4 | patched/walflush-lsn | 101 | 50.0 |", s)
         # 350 waits and 35 ms over 3500 transactions
-        self.assertIn("WALWrite 0.1/txn 10 µs/txn; ProcArray 0.000857/txn", s)
+        self.assertIn("WALWrite 0.1/txn 10 µs/txn p99 4.19 ms; ProcArray 0.000857/txn", s)

@@ -79,3 +79,21 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(c["coverage"], 0.75)
         self.assertEqual(stats.compare(*matrix(4, 1.2, 0.02, seed=4))["verdict"], "too few reps")
         self.assertEqual(stats.compare(*matrix(5, 1.2, 0.02, seed=4))["verdict"], "faster")
+
+
+class HistogramTest(unittest.TestCase):
+    """Quantiles of the LWLock sleep-time histograms, as the views compute
+    them: linear within a bucket."""
+
+    def test_bounds(self):
+        self.assertEqual(stats.hist_bounds_us(0), (0.0, 1.024))
+        self.assertEqual(stats.hist_bounds_us(1), (1.024, 2.048))
+        self.assertEqual(stats.hist_bounds_us(10), (524.288, 1048.576))
+
+    def test_quantiles(self):
+        self.assertIsNone(stats.hist_quantile_us({}, 0.99))
+        self.assertEqual(stats.hist_quantile_us({1: 1}, 0.5), 2.048)
+        h = {"0": 50, "10": 50}
+        self.assertEqual(stats.hist_quantile_us(h, 0.5), 1.024)
+        self.assertAlmostEqual(stats.hist_quantile_us(h, 0.99), 524.288 * 1.98)
+        self.assertEqual(stats.hist_quantile_us(h, 1.0), 1048.576)
