@@ -249,7 +249,8 @@ LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 --
 -- flexlock_test_lwlock(): for tests, acquire the server's test LWLock
 -- (tranche flexlock_lwbench) in mode 'shared' or 'exclusive', hold it
--- hold_ms milliseconds, release it.  Superuser only.
+-- hold_ms milliseconds and through the injection point
+-- flexlock-test-lwlock-held, release it.  Superuser only.
 --
 CREATE FUNCTION flexlock_test_lwlock(mode text, hold_ms int4 DEFAULT 0)
 RETURNS void

@@ -54,6 +54,7 @@
 #include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/injection_point.h"
 #include "utils/wait_event.h"
 
 #define LWBENCH_MAX_WORKERS		1024
@@ -694,7 +695,8 @@ flexlock_bench_lwlock(PG_FUNCTION_ARGS)
  * flexlock_test_lwlock(mode, hold_ms): for tests that need an interleaving
  * on an LWLock of their own: acquire the test lock (one per server, in the
  * flexlock_lwbench tranche) in mode 'shared' or 'exclusive', hold it for
- * hold_ms milliseconds, release it.
+ * hold_ms milliseconds and through the injection point
+ * flexlock-test-lwlock-held, release it.
  */
 static int	test_lock_tranche;
 
@@ -734,6 +736,8 @@ flexlock_test_lwlock(PG_FUNCTION_ARGS)
 	LWLockAcquire(lock, m);
 	if (hold_ms > 0)
 		pg_usleep(hold_ms * 1000L);
+	/* a test can hold the lock here for as long as it needs */
+	INJECTION_POINT("flexlock-test-lwlock-held", NULL);
 	LWLockRelease(lock);
 	PG_RETURN_VOID();
 }

@@ -52,6 +52,40 @@ for b in vanilla patched; do
 	done
 done
 
+# The cost of counting a contended spinlock acquisition, paid while the
+# spinlock is held: instructions inside LockStatsCountSpin() per call
+# (callgrind --toggle-collect), for a call site the process has attributed
+# before (the cache), one it meets for the first time (parked), and one
+# met when SPIN_PENDING sites are parked already (attributed at once: the
+# string work).  The calls come from flexlock_test_spin_delay(), which calls
+# finish_spin_delay() as s_lock() does; (runs of N calls - runs of none) / N.
+spin_script() {
+	local f=$WORK/spin-$1-$2.sql
+	{
+		echo "CREATE EXTENSION flexlock;"
+		case "$1" in
+			cached)
+				echo "SELECT flexlock_test_spin_delay('cg_site', 1, 0);"
+				echo "SELECT count(*) FROM flexlock_spinlocks;"
+				echo "SELECT count(*) FROM (SELECT flexlock_test_spin_delay('cg_site', 1, 0) FROM generate_series(1, $2)) s;" ;;
+			new)
+				echo "SELECT count(*) FROM (SELECT flexlock_test_spin_delay('cg_new_' || g, 1, 0) FROM generate_series(1, $2) g) s;" ;;
+		esac
+	} >"$f"
+	chmod a+r "$f"
+	echo "$f"
+}
+spin_count() {
+	cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+		"$(spin_script "$1" "$2")" "$WORK/spin-$1-$2.callgrind" --toggle-collect=LockStatsCountSpin
+}
+say "patched: LockStatsCountSpin under callgrind"
+N_SPIN=10000
+spin_cached=$(( ($(spin_count cached $N_SPIN) - $(spin_count cached 0)) / N_SPIN ))
+c0=$(spin_count new 0) c8=$(spin_count new 8) c16=$(spin_count new 16)
+spin_parked=$(( (c8 - c0) / 8 ))
+spin_full=$(( (c16 - c8) / 8 ))
+
 mkdir -p "$(dirname "$OUT")"
 {
 	echo "# Instructions per transaction: vanilla vs patched"
@@ -68,6 +102,16 @@ mkdir -p "$(dirname "$OUT")"
 		printf '| %s | %d | %d | %d | %+d (%+.2f%%) |\n' "$w" "$n" "$v" "$p" $((p - v)) \
 			"$(awk -v v="$v" -v p="$p" 'BEGIN { print (p - v) * 100 / v }')"
 	done
+	echo
+	echo
+	echo "Counting one contended spinlock acquisition, in instructions inside LockStatsCountSpin() (run with"
+	echo "the spinlock held by s_lock(), LockBufHdr() and the LWLock wait-list lock; callgrind --toggle-collect):"
+	echo
+	echo "| call site | instructions per call |"
+	echo "|---|---:|"
+	echo "| attributed before by this process (pointer cache) | $spin_cached |"
+	echo "| met for the first time (parked, attributed at the next latch wait) | $spin_parked |"
+	echo "| met for the first time with 8 sites parked already (attributed at once) | $spin_full |"
 	echo
 	echo "- select: pgbench's select-only transaction; tpcb: pgbench's TPC-B-like transaction (5 statements)."
 	echo "- Settings: ${CG_SETTINGS[*]} (lock_stats_timing at its default, on; in a single process nobody"

@@ -188,7 +188,9 @@ sub leaf_queue
 	}
 	else
 	{
-		is($c{leaf_waits_shared}, '2', 'off: both inserters slept for the leaf in share mode');
+		# (2, or 3 if one of them ran only after the other had relocked the
+		# leaf exclusively, and slept in share mode once more)
+		cmp_ok($c{leaf_waits_shared}, '>=', 2, 'off: both inserters slept for the leaf in share mode');
 		cmp_ok($c{leaf_waits_exclusive}, '<=', 1,
 			'off: at most one slept again for its relock (behind the other)');
 		is($c{leaf_release_wakeups} - $c{leaf_releases_waking}, 1,

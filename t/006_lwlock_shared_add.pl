@@ -84,7 +84,6 @@ is( $node->safe_psql('postgres',
 {
 	my $x = $node->background_psql('postgres');
 	my $p = $node->background_psql('postgres');
-	my $xpid = $x->query_safe('SELECT pg_backend_pid()');
 	my $ppid = $p->query_safe('SELECT pg_backend_pid()');
 	$p->query_safe(q{
 		SET lwlock_shared_add = on;
@@ -96,21 +95,23 @@ is( $node->safe_psql('postgres',
 	my $tid = $p->query_safe(q{
 		SELECT tranche_id FROM flexlock_backends(pg_backend_pid())
 		 WHERE tranche = 'flexlock_lwbench'});
+	$x->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
 	$x->query_until(qr/holding/, q{
 		\echo holding
-		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive', 4000); END$$;
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
 	});
-	$node->poll_query_until('postgres', qq{
-		SELECT acquire_exclusive = 1 FROM flexlock_backends($xpid)
-		 WHERE tranche_id = $tid})
-	  or die 'X did not take the test lock';
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	$p->query_until(qr/acquiring/, q{
 		\echo acquiring
 		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
 	});
 	$node->wait_for_event('client backend', 'lwlock-shared-add-backout-queued');
 	pass('P stopped in its second attempt, queued, with its unit added');
-	# X's hold ends and it releases while P's unit is in the count
+	# X releases while P's unit is in the count
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
 	is($x->query_safe('SELECT 1'), '1', 'X released the test lock');
 	$node->safe_psql('postgres',
 		q{SELECT injection_points_wakeup('lwlock-shared-add-backout-queued')});
@@ -127,6 +128,7 @@ is( $node->safe_psql('postgres',
 			 WHERE family = 'sharedadd' AND counter = 'backout_wakeups'}),
 		'>=', 1, 'the back-out ran the wakeup');
 	$p->query_safe(q{SELECT injection_points_detach('lwlock-shared-add-backout-queued')});
+	$x->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
 	$_->quit for ($x, $p);
 }
 
