@@ -6,7 +6,8 @@
 # bucket, in the percentiles and the maximum, per backend type while W
 # lives and in the all-processes view after it has exited (its rows are
 # retired, not lost), as many sleeps as the counters count, and none of it
-# after a reset.
+# after a reset.  Last, the size of the statistics in shared memory does
+# not depend on max_prepared_transactions.
 use strict;
 use warnings FATAL => 'all';
 
@@ -126,6 +127,21 @@ is( $node->safe_psql(
 		  SELECT count(*) >= 0 FROM flexlock_lwlock_waits_by_type}),
 	't',
 	'pg_monitor can');
+
+# Memory: a slot per PGPROC that can run; prepared transactions' PGPROCs
+# never run and get none, so max_prepared_transactions leaves the lock
+# statistics' shared memory as it is.
+my $stats_size = sub {
+	return $node->safe_psql('postgres',
+		"SELECT size FROM pg_shmem_allocations WHERE name = 'Lock Statistics'");
+};
+my $size0 = $stats_size->();
+$node->append_conf('postgresql.conf', "max_prepared_transactions = 50\n");
+$node->restart;
+is($node->safe_psql('postgres', 'SHOW max_prepared_transactions'), '50',
+	'max_prepared_transactions = 50');
+is($stats_size->(), $size0,
+	"no lock statistics slots for prepared transactions ($size0 bytes either way)");
 
 $node->stop;
 done_testing();
