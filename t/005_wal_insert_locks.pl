@@ -264,7 +264,7 @@ for (my $t = 0; $t < 60 && $contended == 0; $t += 5)
 {
 	$node->pgbench('--no-vacuum --client=8 --jobs=2 --time=5',
 		0, [qr{processed: \d+}], [qr{^$}], 'pgbench reserving WAL only',
-		{ '005_reserve' => q{SELECT pg_logical_emit_message(false, 'flexlock', 'x');} });
+		{ "005_reserve_$t" => q{SELECT pg_logical_emit_message(false, 'flexlock', 'x');} });
 	$contended = counters()->{reserve_contended};
 }
 cmp_ok($contended, '>', 0, "reservations found insertpos_lck taken ($contended)");
