@@ -719,27 +719,6 @@ flexlock_test_spin_delay(PG_FUNCTION_ARGS)
 
 static const char *const hist_mode_names[3] = {"exclusive", "shared", "wait_until_free"};
 
-StaticAssertDecl(sizeof(LockStatsWaitHist) % sizeof(uint64) == 0,
-				 "LockStatsWaitHist must be a whole number of 8-byte words");
-
-/* dst += src, loading src word by word (max_ns: the larger) */
-static void
-add_hist(LockStatsWaitHist *dst, const volatile LockStatsWaitHist *src)
-{
-	int			m,
-				b;
-
-	for (m = 0; m < 3; m++)
-	{
-		uint64		mx = src->max_ns[m];
-
-		if (mx > dst->max_ns[m])
-			dst->max_ns[m] = mx;
-		for (b = 0; b < LOCKSTATS_HIST_BUCKETS; b++)
-			dst->count[m][b] += src->count[m][b];
-	}
-}
-
 /*
  * acc[key] += the rows of slot i, if they are of epoch and not retired.
  * Returns false if the slot has none.
@@ -767,7 +746,7 @@ add_slot_hists(LockStatsWaitHist *acc, int i, uint64 epoch)
 			t = LOCKSTATS_NUM_TRANCHES;
 		else if (t < 0 || t >= LOCKSTATS_NUM_TRANCHES)
 			continue;
-		add_hist(&acc[t], &row->h);
+		LockStatsAddWaitHist(&acc[t], &row->h);
 		any = true;
 	}
 	return any;
@@ -801,7 +780,7 @@ sum_all_hists(LockStatsWaitHist *acc)
 		memset(acc, 0, sizeof(LockStatsWaitHist) * HIST_KEYS);
 		if (LockStatsShmem->retired_max_epoch == epoch)
 			for (k = 0; k < HIST_KEYS; k++)
-				add_hist(&acc[k], &LockStatsShmem->retired_hist[k]);
+				LockStatsAddWaitHist(&acc[k], &LockStatsShmem->retired_hist[k]);
 		for (i = 0; i < LockStatsShmem->nslots; i++)
 			add_slot_hists(acc, i, epoch);
 		pg_read_barrier();
@@ -858,7 +837,7 @@ sum_hists_by_type(void)
 		if (bytype[type] == NULL)
 			bytype[type] = palloc0(sizeof(LockStatsWaitHist) * HIST_KEYS);
 		for (k = 0; k < HIST_KEYS; k++)
-			add_hist(&bytype[type][k], &one[k]);
+			LockStatsAddWaitHist(&bytype[type][k], &one[k]);
 	}
 	pfree(one);
 	return bytype;
@@ -914,6 +893,49 @@ hist_quantile_us(const LockStatsWaitHist *h, int m, uint64 total, double q)
 	return h->max_ns[m] / 1000.0;
 }
 
+static TimestampTz
+current_reset_time(void)
+{
+	TimestampTz t;
+
+	flexlock_attach();
+	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
+	t = flexlock_shared->reset_time;
+	LWLockRelease(&flexlock_shared->lock);
+	return t;
+}
+
+/* Puts the rows of one set of histograms (btype NULL: all processes) */
+typedef void (*put_hists_fn) (ReturnSetInfo *rsinfo, const char *btype,
+							  const LockStatsWaitHist *acc, TimestampTz reset_time);
+
+/*
+ * Put the rows of the histograms of all processes, or of each backend type
+ * seen among the live ones.
+ */
+static void
+put_hist_sets(ReturnSetInfo *rsinfo, bool by_type, put_hists_fn put)
+{
+	TimestampTz reset_time = current_reset_time();
+
+	if (!by_type)
+	{
+		LockStatsWaitHist *acc = palloc(sizeof(LockStatsWaitHist) * HIST_KEYS);
+
+		sum_all_hists(acc);
+		put(rsinfo, NULL, acc, reset_time);
+	}
+	else
+	{
+		LockStatsWaitHist **bytype = sum_hists_by_type();
+		int			t;
+
+		for (t = 0; t < BACKEND_NUM_TYPES; t++)
+			if (bytype[t] != NULL)
+				put(rsinfo, GetBackendTypeDesc((BackendType) t), bytype[t], reset_time);
+	}
+}
+
 static void
 put_wait_stats(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist *acc,
 			   TimestampTz reset_time)
@@ -956,18 +978,6 @@ put_wait_stats(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist
 	}
 }
 
-static TimestampTz
-current_reset_time(void)
-{
-	TimestampTz t;
-
-	flexlock_attach();
-	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
-	t = flexlock_shared->reset_time;
-	LWLockRelease(&flexlock_shared->lock);
-	return t;
-}
-
 /*
  * flexlock_wait_stats(by_backend_type): LWLock sleeps by tranche and mode,
  * with percentiles of their duration from the histograms: over all
@@ -977,33 +987,15 @@ current_reset_time(void)
 Datum
 flexlock_wait_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		by_type = PG_GETARG_BOOL(0);
-	TimestampTz reset_time = current_reset_time();
-
 	InitMaterializedSRF(fcinfo, 0);
-	if (!by_type)
-	{
-		LockStatsWaitHist *acc = palloc(sizeof(LockStatsWaitHist) * HIST_KEYS);
-
-		sum_all_hists(acc);
-		put_wait_stats(rsinfo, NULL, acc, reset_time);
-	}
-	else
-	{
-		LockStatsWaitHist **bytype = sum_hists_by_type();
-		int			t;
-
-		for (t = 0; t < BACKEND_NUM_TYPES; t++)
-			if (bytype[t] != NULL)
-				put_wait_stats(rsinfo, GetBackendTypeDesc((BackendType) t),
-							   bytype[t], reset_time);
-	}
+	put_hist_sets((ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(0),
+				  put_wait_stats);
 	return (Datum) 0;
 }
 
 static void
-put_histogram(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist *acc)
+put_histogram(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist *acc,
+			  TimestampTz reset_time)
 {
 	int			k,
 				m,
@@ -1052,26 +1044,8 @@ put_histogram(ReturnSetInfo *rsinfo, const char *btype, const LockStatsWaitHist 
 Datum
 flexlock_wait_histogram(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		by_type = PG_GETARG_BOOL(0);
-
 	InitMaterializedSRF(fcinfo, 0);
-	flexlock_attach();
-	if (!by_type)
-	{
-		LockStatsWaitHist *acc = palloc(sizeof(LockStatsWaitHist) * HIST_KEYS);
-
-		sum_all_hists(acc);
-		put_histogram(rsinfo, NULL, acc);
-	}
-	else
-	{
-		LockStatsWaitHist **bytype = sum_hists_by_type();
-		int			t;
-
-		for (t = 0; t < BACKEND_NUM_TYPES; t++)
-			if (bytype[t] != NULL)
-				put_histogram(rsinfo, GetBackendTypeDesc((BackendType) t), bytype[t]);
-	}
+	put_hist_sets((ReturnSetInfo *) fcinfo->resultinfo, PG_GETARG_BOOL(0),
+				  put_histogram);
 	return (Datum) 0;
 }
