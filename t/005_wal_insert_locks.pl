@@ -8,16 +8,14 @@
 # in; the server is stopped in immediate mode while they run and restarted.
 # Every commit a client saw acknowledged must be there afterwards, pg_waldump
 # must read the whole WAL of the round, and amcheck must find the table and
-# its index clean.
+# its index clean (t/lib/FlexlockWalCrash.pm).
 use strict;
 use warnings FATAL => 'all';
 
-use FlexlockAcked;
+use FlexlockWalCrash;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
-use Time::HiRes qw(usleep);
 
 my $clients = 6;
 my $rounds = 4;
@@ -64,37 +62,6 @@ sub counters
 	  $node->safe_psql('postgres',
 		"SELECT counter, value FROM flexlock_counters WHERE family = 'walinsert'");
 	return \%c;
-}
-
-# One client's script: transactions of three sizes, each followed by an
-# acknowledgement line once psql has seen it commit.
-sub client_script
-{
-	my ($client, $round, $base) = @_;
-	srand($base + $client);
-	my $sql = "\\set ON_ERROR_STOP on\n\\set QUIET on\n\\pset tuples_only on\n";
-	for my $n ($base + 1 .. $base + 20000)
-	{
-		my $r = rand();
-		if ($r < 0.6)
-		{
-			$sql .= "INSERT INTO acked VALUES ($client, $n, 'small');\n";
-		}
-		else
-		{
-			# 100-300 md5s cross a WAL page; 2000-6000 (64-192 kB) cross
-			# WAL segments of 1 MB every few records
-			my $md5s = $r < 0.9 ? 100 + int(rand(200)) : 2000 + int(rand(4000));
-			$sql .=
-			  "BEGIN;\nINSERT INTO acked VALUES ($client, $n, 'large');\n"
-			  . "SELECT pg_logical_emit_message(true, 'flexlock', repeat(md5('$client/$n'), $md5s)) IS NOT NULL;\n"
-			  . "COMMIT;\n";
-		}
-		$sql .= "\\echo ack $client $n\n";
-		$sql .= "SELECT pg_switch_wal() IS NOT NULL;\n" if $client == 0 && $n % 40 == 0;
-		$sql .= "CHECKPOINT;\n" if $client == 1 && $n % 60 == 0;
-	}
-	return $sql;
 }
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
@@ -166,88 +133,9 @@ SELECT (SELECT value FROM flexlock_counters
 
 	for my $round (1 .. $rounds)
 	{
-		# (the insert position is never a segment boundary: it lies past a
-		# page header)
-		my ($start_lsn, $start_seg) = split /\|/,
-		  $node->safe_psql('postgres',
-			'SELECT lsn, pg_walfile_name(lsn) FROM pg_current_wal_insert_lsn() lsn');
-		my $log_offset = -s $node->logfile;
 		$base += 100_000;
-		my ($h, $out) = start_clients($node, "$tmp/client-$locks-$round", $clients,
-			sub { client_script(shift, $round, $base) });
-		my @out = @$out;
-
-		# Crash once enough commits were acknowledged and every client has
-		# committed (psql writes them as it goes; count what has reached the
-		# files), or at once if a client failed.  A client whose psql is slow
-		# to start must not meet the crash before its connection.
-		my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-		while (time < $deadline)
-		{
-			my $seen = 0;
-			my $idle = 0;
-			for my $f (@out)
-			{
-				my $n = -e $f ? () = (slurp_file($f) =~ /^ack /mg) : 0;
-				$seen += $n;
-				$idle++ if $n == 0;
-			}
-			last if $seen >= $min_acks && !$idle;
-			last if grep { -s "$_.err" } @out;
-			usleep(200_000);
-		}
-		stop_clients($node, $h);
-
-		my @acks = read_acks(\@out);
-		my %acked = map { ("$_->[0]/$_->[1]" => 1) } @acks;
-		my $nacked = scalar(@acks);
-		my @errors = client_errors(\@out);
-		is("@errors", '', "locks $locks round $round: clients saw no error but the crash");
-		cmp_ok($nacked, '>=', $min_acks / 2,
-			"locks $locks round $round: $nacked commits acknowledged before the crash");
-
-		$node->start;
-		my @panics = new_panics($node, $log_offset);
-		is("@panics", '', "locks $locks round $round: the server did not crash by itself");
-		my @lost = lost_acks($node, \%acked, "SELECT client || '/' || n FROM acked");
-		is(scalar(@lost), 0,
-			"locks $locks round $round: every acknowledged commit survived the crash"
-			  . (@lost ? " (lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)])" : ''));
-
-		# The WAL of the round reads without error up to the log switch
-		# written after recovery.  pg_waldump is given the segments by name:
-		# without them it takes the segment size from whichever file
-		# readdir() returns first, and a preallocated segment (all zeros)
-		# would make it fail however sound the WAL is.  It stops without a
-		# word when it cannot read the rest of a record before --end, so the
-		# last record it shows must be that switch (it reads every record and
-		# shows those of the XLOG resource manager).  (1 MB segments: see
-		# init.)
-		my ($end_lsn, $end_seg) = split /\|/,
-		  $node->safe_psql('postgres',
-			'SELECT lsn, pg_walfile_name(lsn) FROM pg_switch_wal() lsn');
-		my ($wd_out, $wd_err) = ('', '');
-		my $wd_ok = IPC::Run::run(
-			[
-				'pg_waldump', '--rmgr' => 'XLOG', '--path' => $node->data_dir . '/pg_wal',
-				'--start' => $start_lsn, '--end' => $end_lsn, $start_seg, $end_seg
-			],
-			'>' => \$wd_out, '2>' => \$wd_err);
-		my ($last) = $wd_out =~ /([^\n]*)\n?\z/;
-		# (no switch when the position was a segment boundary already)
-		my $at_boundary = (hex((split m{/}, $end_lsn)[1]) % (1024 * 1024)) == 0;
-		ok($wd_ok && ($at_boundary || $last =~ /desc: SWITCH/),
-			"locks $locks round $round: pg_waldump reads $start_lsn .. $end_lsn")
-		  or diag("pg_waldump: $wd_err", "last record read: $last\n",
-			"server log since the round began, statements left out:\n",
-			grep { !/LOG:  statement: / } split /^/, slurp_file($node->logfile, $log_offset));
-
-		is($node->safe_psql('postgres', "SELECT count(*) FROM verify_heapam('acked')"),
-			0, "locks $locks round $round: verify_heapam finds acked clean");
-		my ($rc, $stdout, $stderr) = $node->psql('postgres',
-			"SELECT bt_index_check('acked_pkey', heapallindexed => true)");
-		is($rc, 0, "locks $locks round $round: bt_index_check finds its index clean")
-		  or diag($stderr);
+		wal_crash_round($node, "$tmp/client-$locks-$round", "locks $locks round $round",
+			$clients, $min_acks, $base);
 	}
 }
 
