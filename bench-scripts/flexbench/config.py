@@ -72,8 +72,52 @@ def names(text):
     return [x for x in re.split(r"[,\s]+", text.strip()) if x]
 
 
+SCRIPT_WEIGHT_RE = re.compile(r"^([^@\s]+)@(.*)$")
+
+
+def parse_scripts(text, what):
+    """'a.sql@45 b.sql@43' -> [('a.sql', 45), ('b.sql', 43)]: pgbench's
+    -f FILE@WEIGHT; every script needs a weight (a whole number, not all
+    zero)."""
+    out = []
+    for item in text.split():
+        m = SCRIPT_WEIGHT_RE.match(item)
+        if not m or not m.group(1):
+            raise UsageError(f"{what}: expected FILE@WEIGHT, got {item!r}")
+        weight = m.group(2)
+        if not weight.isdigit():
+            raise UsageError(f"{what}: weight of {m.group(1)} must be a whole number, got {weight!r}")
+        out.append((m.group(1), int(weight)))
+    if not out:
+        raise UsageError(f"{what}: no scripts given")
+    if sum(w for _, w in out) == 0:
+        raise UsageError(f"{what}: every weight is zero")
+    if len({f for f, _ in out}) != len(out):
+        raise UsageError(f"{what}: a script is named twice")
+    return out
+
+
+def workload_scripts(name, conf):
+    """[(path, weight)] of a workload: 'script = FILE' (one script, weight
+    None: plain -f FILE; default NAME.sql) or 'scripts = FILE@W ...'
+    (pgbench picks one per transaction by weight), not both."""
+    if "script" in conf and "scripts" in conf:
+        raise UsageError(f"workload {name}: give either 'script' or 'scripts', not both")
+    if "scripts" in conf:
+        scripts = [(WORKLOADS / f, w) for f, w in parse_scripts(conf["scripts"], f"workload {name}: scripts")]
+    else:
+        scripts = [(WORKLOADS / conf.get("script", f"{name}.sql"), None)]
+    for path, _ in scripts:
+        if not path.is_file():
+            raise UsageError(f"workload {name}: script {path} does not exist")
+    return scripts
+
+
 class Workload:
-    """A pgbench script with its init and settings: workloads/NAME.conf."""
+    """A pgbench script (or several, weighted) with its init and settings:
+    workloads/NAME.conf.  scripts: [(path, weight)], weight None for a
+    single-script workload; script: the first.  nopm_script: the script
+    whose transactions are new orders (new orders per minute in runs.csv)."""
 
     def __init__(self, name):
         conf_path = WORKLOADS / f"{name}.conf"
@@ -83,9 +127,12 @@ class Workload:
         self.name = name
         self.description = conf.get("description", name)
         self.seed = conf.get("seed", "")
-        self.script = WORKLOADS / conf.get("script", f"{name}.sql")
-        if not self.script.is_file():
-            raise UsageError(f"workload {name}: script {self.script} does not exist")
+        self.scripts = workload_scripts(name, conf)
+        self.script = self.scripts[0][0]
+        self.nopm_script = conf.get("nopm_script")
+        if self.nopm_script and self.nopm_script not in [p.name for p, _ in self.scripts]:
+            raise UsageError(f"workload {name}: nopm_script {self.nopm_script!r} is not one of its scripts "
+                             f"({', '.join(p.name for p, _ in self.scripts)})")
         self.pgbench_init = conf.get("pgbench_init")
         self.scale = int(conf.get("scale", "1"))
         self.init_sql = WORKLOADS / conf["init_sql"] if "init_sql" in conf else None

@@ -6,7 +6,10 @@ runs of the same repetition are natural pairs (stats.py).  One server per
 build runs for the whole matrix; a variant switch is ALTER SYSTEM plus a
 reload, or a restart when a setting needs one.  Each workload has its own
 database, initialised once per server and reused (reset_sql runs before every
-run).  Per run, beside tps: the machine's CPU time by state over the measured
+run; init_sql and the scripts get {datadir}, init_sql also {scale}).  A
+workload of several weighted scripts runs them all in one pgbench (-f
+FILE@WEIGHT each); if it names its new-order script, runs.csv has new orders
+per minute (nopm) beside tps.  Per run, beside tps: the machine's CPU time by state over the measured
 interval (/proc/stat), latency percentiles from pgbench's sampled
 per-transaction log, and the lock statistics deltas on patched builds.
 """
@@ -26,7 +29,7 @@ from . import config
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
-from .pgbench import LATENCY_FIELDS, latency_percentiles, parse_pgbench, sampling_rate
+from .pgbench import LATENCY_FIELDS, latency_percentiles, nopm, parse_pgbench, sampling_rate
 from .report import report
 from .servers import Server, as_user, base_settings, lock_delta, run_user, sh
 
@@ -35,7 +38,7 @@ CSV_FIELDS = [
     "latency_avg_ms", "latency_stddev_ms", "transactions", "failed",
     "duration_s", "lw_acquires_per_txn", "lw_waits", "lw_waits_per_txn",
     "lw_wait_ms", "top_waits", "started_at",
-] + LATENCY_FIELDS + CPU_FIELDS
+] + LATENCY_FIELDS + CPU_FIELDS + ["nopm"]
 
 
 def fmt_time(s):
@@ -50,6 +53,17 @@ def estimate_seconds(runs, duration, warmup):
     run: the measured and warm-up seconds plus about 1.5 s of reset,
     connection and statistics."""
     return runs * (duration + warmup + 1.5)
+
+
+def workload_meta(w):
+    """meta.json's entry for a workload: its scripts and weights only where
+    it has several."""
+    m = {"description": w.description, "seed": w.seed}
+    if len(w.scripts) > 1 or w.scripts[0][1] is not None:
+        m["scripts"] = " ".join(f"{path.name}@{weight}" for path, weight in w.scripts)
+        if w.nopm_script:
+            m["nopm_script"] = w.nopm_script
+    return m
 
 
 class Matrix:
@@ -104,7 +118,7 @@ class Matrix:
                        "clients": a.clients, "reps": a.reps, "duration_s": a.duration,
                        "warmup_s": a.warmup, "scale": a.scale},
             "variants": {v: variant_settings(v) for v in a.variants},
-            "workloads": {w.name: {"description": w.description, "seed": w.seed} for w in workloads},
+            "workloads": {w.name: workload_meta(w) for w in workloads},
             "builds": {},
             "settings": {},
             "measures": {"cpu": "/proc/stat, whole machine, delta over the measured pgbench run",
@@ -143,6 +157,7 @@ class Matrix:
                             left = (time.time() - t0) / done * (total - done)
                             print(f"[{done:>4}/{total}] {w.name} clients={c} rep={rep} {b}/{v}: "
                                   f"{row['tps']:.0f} tps"
+                                  + (f", {row['nopm']:.0f} NOPM" if row.get("nopm") is not None else "")
                                   + (f", p95 {row['latency_p95_ms']} ms" if row.get("latency_p95_ms") is not None else "")
                                   + (f", idle {row['cpu_idle_pct']}%" if row.get("cpu_idle_pct") is not None else "")
                                   + (f", {row['lw_waits_per_txn']} LWLock waits/txn" if row.get("lw_waits_per_txn") is not None else "")
@@ -168,7 +183,7 @@ class Matrix:
                 sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]),
                    srv.log)
             if w.init_sql:
-                sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir))
+                sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir)).replace("{scale}", str(scale))
                 tmp = workdir / f"{b}-{w.name}.init.sql"
                 tmp.write_text(sql)
                 os.chmod(tmp, 0o644)
@@ -177,11 +192,37 @@ class Matrix:
                 srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
             srv.psql("VACUUM ANALYZE", w.dbname)
             srv.psql("CHECKPOINT")
-            script = workdir / f"{b}-{w.name}.sql"
-            script.write_text(w.script.read_text().replace("{datadir}", str(srv.datadir)))
-            os.chmod(script, 0o644)
+            self.write_scripts(w, b, srv, workdir)
             if b not in self.meta["settings"]:
                 self.meta["settings"][b] = srv.nondefault_settings()
+
+    @staticmethod
+    def script_paths(w, build, workdir):
+        """[(path, weight)] where a build's copies of the workload's scripts
+        are: BUILD-NAME.sql for one script (as always), else
+        BUILD-NAME/FILE, keeping each file's name, as pgbench reports it."""
+        if len(w.scripts) == 1 and w.scripts[0][1] is None:
+            return [(workdir / f"{build}-{w.name}.sql", None)]
+        return [(workdir / f"{build}-{w.name}" / src.name, weight) for src, weight in w.scripts]
+
+    def write_scripts(self, w, build, srv, workdir):
+        """The workload's scripts with {datadir} filled in, readable by the
+        servers' user."""
+        for (src, _), (dst, _) in zip(w.scripts, self.script_paths(w, build, workdir)):
+            if dst.parent != workdir:
+                dst.parent.mkdir(exist_ok=True)
+                os.chmod(dst.parent, 0o755)
+            dst.write_text(src.read_text().replace("{datadir}", str(srv.datadir)))
+            os.chmod(dst, 0o644)
+
+    @staticmethod
+    def script_args(w, build, workdir):
+        """pgbench's -f arguments: -f FILE, or -f FILE@WEIGHT for each of
+        several scripts."""
+        args = []
+        for path, weight in Matrix.script_paths(w, build, workdir):
+            args += ["-f", str(path) if weight is None else f"{path}@{weight}"]
+        return args
 
     def expected_tps(self, w, clients):
         """For the latency log's sampling rate: the last tps at this point,
@@ -209,7 +250,7 @@ class Matrix:
                                                    "-D", f"scale={scale}"]
         for k, v in w.vars.items():
             cmd += ["-D", f"{k}={v}"]
-        cmd += w.pgbench_args + ["-f", str(workdir / f"{build}-{w.name}.sql")]
+        cmd += w.pgbench_args + self.script_args(w, build, workdir)
         if a.warmup > 0:
             warm = sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]), check=True)
             try:
@@ -232,6 +273,14 @@ class Matrix:
             last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
             raise BenchError(f"pgbench failed for {run_id} (exit {p.returncode}: {last}); see raw/{run_id}.txt")
         res = parse_pgbench(p.stdout)
+        per_script = res.pop("scripts", {})
+        if per_script:
+            (self.out / "raw" / f"{run_id}.scripts.json").write_text(json.dumps(per_script, indent=1) + "\n")
+        if w.nopm_script:
+            if w.nopm_script not in per_script:
+                raise BenchError(f"{run_id}: pgbench reported no transactions of {w.nopm_script}; "
+                                 f"see raw/{run_id}.txt")
+            res["nopm"] = nopm(per_script[w.nopm_script]["transactions"], a.duration)
         after = srv.lock_snapshot()
         lines = []
         for f in sorted(prefix.parent.glob(prefix.name + ".*")):

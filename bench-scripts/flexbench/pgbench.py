@@ -2,7 +2,10 @@
 
 The summary (PostgreSQL 18 wording: 'tps = N (without initial connection
 time)') gives tps, latency average and stddev, transactions and failures;
-a run whose output lacks it fails loudly.  Latency percentiles come from
+a run whose output lacks it fails loudly.  A run of several scripts (-f
+FILE@WEIGHT ...) has a block per script after it ('SQL script 1: FILE'),
+whose transactions, tps and failures go under 'scripts', keyed by the
+file's base name; new orders per minute (nopm) come from one of them.  Latency percentiles come from
 pgbench's per-transaction log (-l) sampled with --sampling-rate, so that
 the log stays small (about LATENCY_SAMPLES lines per run); the driver reads
 it and deletes it.
@@ -17,6 +20,15 @@ LAT_AVG_RE = re.compile(r"^latency average = ([0-9.]+) ms", re.M)
 LAT_SD_RE = re.compile(r"^latency stddev = ([0-9.]+) ms", re.M)
 TXN_RE = re.compile(r"^number of transactions actually processed: (\d+)", re.M)
 FAILED_RE = re.compile(r"^number of failed transactions: (\d+)", re.M)
+SCRIPT_RE = re.compile(r"^SQL script \d+: (.+)$", re.M)
+# PostgreSQL 17 and 18: ' - N transactions (X% of total)' then the tps on
+# ' - number of transactions actually processed: N (tps = Y)'; 16 and older
+# had both on ' - N transactions (X% of total, tps = Y)'
+SCRIPT_TXN_RE = re.compile(r"^ - (\d+) transactions \(([0-9.]+)% of total(?:, tps = ([0-9.]+))?\)$", re.M)
+SCRIPT_TPS_RE = re.compile(r"^ - number of transactions actually processed: \d+ \(tps = ([0-9.]+)\)$", re.M)
+SCRIPT_FAILED_RE = re.compile(r"^ - number of failed transactions: (\d+)", re.M)
+SCRIPT_RETRIED_RE = re.compile(r"^ - number of transactions retried: (\d+)", re.M)
+SCRIPT_LAT_RE = re.compile(r"^ - latency average = ([0-9.]+) ms", re.M)
 
 LATENCY_FIELDS = ["latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_samples"]
 LATENCY_SAMPLES = 20000
@@ -38,7 +50,42 @@ def parse_pgbench(text):
         out[key] = conv(m.group(1)) if m else None
     if out["transactions"] is None:
         raise BenchError("cannot parse pgbench output: no 'number of transactions actually processed'")
+    scripts = parse_scripts(text)
+    if scripts:
+        out["scripts"] = scripts
     return out
+
+
+def parse_scripts(text):
+    """{base name: {'transactions', 'percent', 'tps', 'failed', 'retried',
+    'latency_avg_ms'}} of the per-script blocks of a multi-script run ({} for
+    one script).  Raises BenchError for a block without its transaction
+    count."""
+    heads = list(SCRIPT_RE.finditer(text))
+    out = {}
+    for i, h in enumerate(heads):
+        block = text[h.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        name = h.group(1).strip().rsplit("/", 1)[-1]
+        m = SCRIPT_TXN_RE.search(block)
+        if not m:
+            raise BenchError(f"cannot parse pgbench output: no transaction count for SQL script {name}")
+        tps = m.group(3) or (SCRIPT_TPS_RE.search(block) or [None, None])[1]
+        r = {"transactions": int(m.group(1)), "percent": float(m.group(2)),
+             "tps": float(tps) if tps else None}
+        for key, rx, conv in (("failed", SCRIPT_FAILED_RE, int), ("retried", SCRIPT_RETRIED_RE, int),
+                              ("latency_avg_ms", SCRIPT_LAT_RE, float)):
+            mm = rx.search(block)
+            r[key] = conv(mm.group(1)) if mm else None
+        out[name] = r
+    return out
+
+
+def nopm(transactions, duration_s):
+    """New orders per minute: the new-order script's transactions over the
+    measured seconds, times 60 (rounded to 0.1)."""
+    if transactions is None or not duration_s:
+        return None
+    return round(transactions * 60.0 / duration_s, 1)
 
 
 def sampling_rate(expected_txns):

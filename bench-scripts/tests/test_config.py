@@ -114,3 +114,83 @@ class UsageTest(unittest.TestCase):
         p = driver("run", "--preset", "quick", "--builds", "cassert", "--out", self.tmp.name)
         if "is not built" not in p.stderr:
             self.assertRegex(p.stderr, r"output directory .* exists")
+
+
+class MultiScriptTest(unittest.TestCase):
+    """scripts = FILE@WEIGHT ...: several weighted scripts in one pgbench."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.old = config.WORKLOADS
+        config.WORKLOADS = self.dir
+        for f in ("a.sql", "b.sql", "w.sql"):
+            (self.dir / f).write_text("SELECT 1;\n")
+
+    def tearDown(self):
+        config.WORKLOADS = self.old
+        self.tmp.cleanup()
+
+    def workload(self, conf):
+        (self.dir / "w.conf").write_text(conf)
+        return config.Workload("w")
+
+    def test_weighted_scripts(self):
+        w = self.workload("seed = 002\nscripts = a.sql@45 b.sql@4\nnopm_script = a.sql\n")
+        self.assertEqual(w.scripts, [(self.dir / "a.sql", 45), (self.dir / "b.sql", 4)])
+        self.assertEqual(w.script, self.dir / "a.sql")
+        self.assertEqual(w.nopm_script, "a.sql")
+        self.assertEqual(Matrix.script_args(w, "patched", Path("/wd")),
+                         ["-f", "/wd/patched-w/a.sql@45", "-f", "/wd/patched-w/b.sql@4"])
+
+    def test_single_script_unchanged(self):
+        w = self.workload("seed = 000\n")
+        self.assertEqual(w.scripts, [(self.dir / "w.sql", None)])
+        self.assertIsNone(w.nopm_script)
+        self.assertEqual(Matrix.script_args(w, "vanilla", Path("/wd")), ["-f", "/wd/vanilla-w.sql"])
+        w = self.workload("script = b.sql\n")
+        self.assertEqual(Matrix.script_args(w, "vanilla", Path("/wd")), ["-f", "/wd/vanilla-w.sql"])
+        self.assertEqual(w.script, self.dir / "b.sql")
+
+    def test_bad_scripts_refused(self):
+        for conf, message in (
+                ("script = a.sql\nscripts = a.sql@1 b.sql@1\n", r"either 'script' or 'scripts', not both"),
+                ("scripts = a.sql@1 nosuch.sql@2\n", r"script .*nosuch\.sql does not exist"),
+                ("scripts = a.sql@1 b.sql\n", r"expected FILE@WEIGHT, got 'b\.sql'"),
+                ("scripts = a.sql@x\n", r"weight of a\.sql must be a whole number, got 'x'"),
+                ("scripts = a.sql@-1\n", r"weight of a\.sql must be a whole number, got '-1'"),
+                ("scripts = @3\n", r"expected FILE@WEIGHT, got '@3'"),
+                ("scripts = a.sql@0 b.sql@0\n", r"every weight is zero"),
+                ("scripts = a.sql@1 a.sql@2\n", r"a script is named twice"),
+                ("scripts =\n", r"no scripts given"),
+                ("scripts = a.sql@1 b.sql@1\nnopm_script = c.sql\n", r"nopm_script 'c\.sql' is not one of its scripts"),
+                ("script = missing.sql\n", r"script .*missing\.sql does not exist")):
+            with self.subTest(conf=conf):
+                with self.assertRaisesRegex(config.UsageError, message):
+                    self.workload(conf)
+
+
+class TpccTest(unittest.TestCase):
+    def test_tpcc_workload_and_preset(self):
+        w = config.Workload("tpcc")
+        self.assertEqual(w.seed, "002")
+        self.assertEqual([(p.name, wt) for p, wt in w.scripts],
+                         [("tpcc-neword.sql", 45), ("tpcc-payment.sql", 43), ("tpcc-ostat.sql", 4),
+                          ("tpcc-delivery.sql", 4), ("tpcc-slev.sql", 4)])
+        self.assertEqual(w.nopm_script, "tpcc-neword.sql")
+        self.assertIn("{scale}", w.init_sql.read_text())
+        for p, _ in w.scripts:
+            text = p.read_text()
+            self.assertIn("BEGIN;", text, p.name)
+            self.assertRegex(text, r"(COMMIT|ROLLBACK);", p.name)
+        conf = config.parse_conf(config.PRESETS / "tpcc.conf")
+        self.assertEqual(config.names(conf["variants"]),
+                         ["stock", "sharedadd-on", "walres-atomic", "walbuf-lockfree", "walins-lockfree-all"])
+        m = Matrix.__new__(Matrix)
+        m.args = argparse.Namespace(builds=["patched"], variants=config.names(conf["variants"]))
+        self.assertEqual([v for _, v in m.configs("tpcc")], config.names(conf["variants"]),
+                         "every variant of the preset runs tpcc")
+        for v in ("walres-atomic", "walbuf-lockfree", "walins-lockfree-all"):
+            text = (config.VARIANTS / f"{v}.conf").read_text()
+            self.assertTrue(text.startswith(f"# variants/{v}.conf — "), v)
+            self.assertIn(f"flexlock_test.variant = '{v}'", text)

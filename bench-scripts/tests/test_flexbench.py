@@ -1,7 +1,8 @@
 """Tests of the benchmark driver (bench-scripts/flexbench.py and the package
 flexbench/), one module per module of the package:
 
-  test_pgbench   parsing saved pgbench outputs; latency percentiles of a log
+  test_pgbench   parsing saved pgbench outputs (one script and several,
+                 NOPM); latency percentiles of a log
   test_config    workloads, presets, variants; usage errors for bad input
   test_meta      machine facts, CPU time from /proc/stat, git or bundle.json
   test_stats     paired ratios, intervals and verdicts on known answers

@@ -66,3 +66,56 @@ class LatencyTest(unittest.TestCase):
         self.assertEqual(pgbench.sampling_rate(5000), 1.0)
         self.assertAlmostEqual(pgbench.sampling_rate(2_000_000), 0.01)
         self.assertEqual(pgbench.sampling_rate(10**12), 0.0001)
+
+
+class MultiScriptParseTest(unittest.TestCase):
+    """Several weighted scripts (-f FILE@WEIGHT): pgbench 18's per-script
+    blocks, from real runs."""
+
+    def test_two_scripts(self):
+        r = pgbench.parse_pgbench((FIXTURES / "pg18-multi-script.out").read_text())
+        self.assertAlmostEqual(r["tps"], 35027.129007)
+        self.assertEqual(r["transactions"], 70031)
+        self.assertEqual(sorted(r["scripts"]), ["a.sql", "b.sql"])
+        a = r["scripts"]["a.sql"]
+        self.assertEqual(a["transactions"], 52544)
+        self.assertEqual(a["percent"], 75.0)
+        self.assertAlmostEqual(a["tps"], 26280.725201)
+        self.assertEqual((a["failed"], a["retried"], a["latency_avg_ms"]), (0, 0, 0.043))
+        self.assertEqual(r["scripts"]["b.sql"]["transactions"], 17472)
+
+    def test_tpcc_mix(self):
+        r = pgbench.parse_pgbench((FIXTURES / "pg18-tpcc.out").read_text())
+        self.assertAlmostEqual(r["tps"], 355.910076)
+        self.assertEqual({k: v["transactions"] for k, v in r["scripts"].items()},
+                         {"tpcc-neword.sql": 3186, "tpcc-payment.sql": 3039, "tpcc-ostat.sql": 314,
+                          "tpcc-delivery.sql": 276, "tpcc-slev.sql": 299})
+        self.assertEqual(pgbench.nopm(r["scripts"]["tpcc-neword.sql"]["transactions"], 20), 9558.0)
+
+    def test_pg16_wording(self):
+        # PostgreSQL 16 and older: the tps on the transactions line
+        text = ((FIXTURES / "pg18-plain.out").read_text()
+                + "SQL script 1: /x/neword.sql\n - weight: 45 (targets 45.0% of total)\n"
+                  " - 450 transactions (45.0% of total, tps = 15.000000)\n"
+                  " - number of failed transactions: 2 (0.444%)\n - latency average = 3.000 ms\n"
+                  "SQL script 2: /x/other.sql\n - weight: 55 (targets 55.0% of total)\n"
+                  " - 550 transactions (55.0% of total, tps = 18.333333)\n")
+        s = pgbench.parse_pgbench(text)["scripts"]
+        self.assertEqual(s["neword.sql"], {"transactions": 450, "percent": 45.0, "tps": 15.0, "failed": 2,
+                                           "retried": None, "latency_avg_ms": 3.0})
+        self.assertEqual(s["other.sql"]["transactions"], 550)
+
+    def test_single_script_has_no_scripts_key(self):
+        # runs.csv and the parse command of one-script runs are as before
+        self.assertNotIn("scripts", pgbench.parse_pgbench((FIXTURES / "pg18-progress.out").read_text()))
+
+    def test_script_block_without_count_is_refused(self):
+        text = (FIXTURES / "pg18-plain.out").read_text() + "SQL script 1: a.sql\n - weight: 1\n"
+        with self.assertRaisesRegex(BenchError, "no transaction count for SQL script a.sql"):
+            pgbench.parse_pgbench(text)
+
+    def test_nopm(self):
+        self.assertEqual(pgbench.nopm(450, 30), 900.0)
+        self.assertEqual(pgbench.nopm(1, 7), 8.6)
+        self.assertIsNone(pgbench.nopm(None, 30))
+        self.assertIsNone(pgbench.nopm(10, 0))

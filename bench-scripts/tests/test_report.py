@@ -75,6 +75,23 @@ class ReportTest(unittest.TestCase):
             self.assertEqual((self.out / "plots" / f"{w}.png").read_bytes()[:8], PNG_MAGIC)
             self.assertIn("<svg", (self.out / "plots" / f"{w}.svg").read_text())
 
+    def test_nopm_beside_tps(self):
+        """New orders per minute: a column of the second table for a
+        workload that has them (tpcc) only; the others' tables unchanged."""
+        rows = self.run_rows({("tpcc", 4): {"patched/stock": [300, 310, 290]},
+                              ("w", 4): {"patched/stock": [100, 100, 100]}})
+        for r in rows:
+            if r["workload"] == "tpcc":
+                r["nopm"] = r["tps"] * 0.45 * 60
+        write_runs(self.out, rows)
+        self.assertEqual(CSV_FIELDS[-1], "nopm", "a new column goes last: old columns keep their place")
+        report.report(self.out)
+        s = (self.out / "summary.md").read_text()
+        self.assertIn("| clients | build/variant | tps | NOPM | p50 ms |", s)
+        self.assertIn("| 4 | patched/stock | 300 | 8100 | 2.000 |", s)
+        self.assertIn("| 4 | patched/stock | 100 | 2.000 |", s)
+        self.assertEqual(s.count("| NOPM |"), 1)
+
     def test_old_runs_csv_and_report_command(self):
         # a run directory from before the latency and CPU columns (as the
         # 16-core results): the report still works, those cells are '-'
