@@ -7,6 +7,7 @@
 #   PG_VERSION=18.x      which minor release to fetch when neither is given
 #   VARIANTS="stock ..." variant configs (variants/*.conf) `make check` runs
 #   SUITES="regress ..." suites `make check` runs (see scripts/check.sh)
+#   CHECK_MATRIX=light|full  per-variant suites: light (`make check`) or all (`make check-full`)
 #   TAP_TESTS="t/005_wal_insert_locks.pl ..."  which of t/*.pl the tap suite runs
 #   JOBS=N               parallel build jobs (default: number of cores)
 #   FORCE=1              `make tree`: discard build/src and lay it out anew
@@ -22,11 +23,11 @@
 SHELL := /bin/bash
 S := scripts
 
-export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
+export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check bench lwbench overhead layering bundle clean distclean
+	check-patches check check-full bench lwbench overhead layering bundle clean distclean
 
 help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
@@ -42,6 +43,7 @@ help:
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
 	@echo "  make export-patches  write build/src's commits back to patches/"
 	@echo "  make check-patches   check that patches/ applies to the pristine source"
+	@echo "  make check-full      make check with every PostgreSQL suite for every variant config"
 	@echo "  make clean           remove builds (keeps source and build/src)"
 	@echo "  make distclean       remove build/ and the cached source download"
 
@@ -66,6 +68,9 @@ check-patches: deps
 
 check: deps
 	@$(S)/check.sh
+
+check-full: deps
+	@CHECK_MATRIX=full $(S)/check.sh
 
 bench: deps
 	@$(S)/bench.sh

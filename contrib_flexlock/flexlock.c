@@ -104,6 +104,10 @@ static const FlexlockVariant flexlock_variant_list[] = {
 	"LWLocks are taken in shared mode with one atomic fetch-add, backing out if held exclusively (off: read + compare-exchange loop)"},
 	{"wal-flush-wait", "wal_flush_wait", "acquire_or_wait",
 	"a process waiting for another's WAL flush is woken by every release of WALWriteLock (lsn: once the flush has passed its record)"},
+	{"wal-insert-reservation", "wal_insert_reservation", "spinlock",
+	"WAL space is reserved under the insertpos_lck spinlock (atomic: one fetch-add, each record's start handed to the next record)"},
+	{"wal-buffer-init", "wal_buffer_init", "lock",
+	"WAL buffer pages are initialized one process at a time under WALBufMappingLock (lockfree: claimed by compare-and-exchange, initialized concurrently)"},
 	{NULL, NULL, NULL, NULL}
 };
 
