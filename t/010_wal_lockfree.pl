@@ -154,8 +154,8 @@ for my $locks (1, 8, 128)
 				'>=', 2400, "$label: every record reserved by fetch-add");
 			is($c->{'walinsert.reserve_contended'} + $spin_site,
 				0, "$label: insertpos_lck neither contended nor spun on");
-			cmp_ok($c->{'walreserve.prevlink_rescans'},
-				'>=', $c->{'walreserve.prevlink_waits'}, "$label: a wait rescans");
+			cmp_ok($c->{'walreserve.prevlink_spins'},
+				'>=', $c->{'walreserve.prevlink_waits'}, "$label: a wait spins");
 		}
 		else
 		{
