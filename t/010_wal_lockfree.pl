@@ -97,16 +97,22 @@ sub counters
 	return \%c;
 }
 
-# --- the prev-link table: at least twice the processes that can insert -----
-# (one entry per process at most, plus the newest record's; 16 bytes each,
-# a power of two)
+# --- the prev-link table: four times the entries that can be in it --------
+# (every reservation holds an insertion lock: at most wal_insert_locks
+# reservations in flight plus the newest record's entry; 16 bytes each,
+# rounded up to a power of two)
 my $size_spinlock = xlogctl_size();
-set_and_restart(wal_insert_reservation => 'atomic');
-my $grown = xlogctl_size() - $size_spinlock;
-my $entries = $grown / 16;
-ok($entries >= 2 * 30 && ($entries & ($entries - 1)) == 0,
-	"XLOG Ctl grows by a prev-link table of $entries entries with atomic ($grown bytes)");
-set_and_restart(wal_insert_reservation => 'spinlock');
+for my $locks (8, 128)
+{
+	set_and_restart(wal_insert_reservation => 'atomic', wal_insert_locks => $locks);
+	my $grown = xlogctl_size() - $size_spinlock - ($locks - 8) * 128;
+	my $entries = 4 * ($locks + 1);
+	$entries |= $entries >> $_ for (1, 2, 4, 8, 16);
+	$entries += 1;
+	is($grown, 16 * $entries,
+		"XLOG Ctl grows by a prev-link table of $entries entries with atomic and $locks insertion locks");
+}
+set_and_restart(wal_insert_reservation => 'spinlock', wal_insert_locks => 8);
 is(xlogctl_size(), $size_spinlock, 'and by nothing with spinlock');
 
 # --- each setting alone and both, with 1, 8 and 128 insertion locks --------
