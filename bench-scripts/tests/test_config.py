@@ -186,12 +186,12 @@ class TpccTest(unittest.TestCase):
         conf = config.parse_conf(config.PRESETS / "tpcc.conf")
         self.assertEqual(config.names(conf["variants"]),
                          ["stock", "sharedadd-on", "walres-atomic", "walbuf-lockfree", "walins-lockfree",
-                          "walins-lockfree-all"])
+                          "walins-lockfree-all", "walins-seed002"])
         m = Matrix.__new__(Matrix)
         m.args = argparse.Namespace(builds=["patched"], variants=config.names(conf["variants"]))
         self.assertEqual([v for _, v in m.configs("tpcc")], config.names(conf["variants"]),
                          "every variant of the preset runs tpcc")
-        for v in ("walres-atomic", "walbuf-lockfree", "walins-lockfree", "walins-lockfree-all"):
+        for v in ("walres-atomic", "walbuf-lockfree", "walins-lockfree", "walins-lockfree-all", "walins-seed002"):
             text = (config.VARIANTS / f"{v}.conf").read_text()
             self.assertTrue(text.startswith(f"# variants/{v}.conf — "), v)
             self.assertIn(f"flexlock_test.variant = '{v}'", text)
