@@ -21,18 +21,7 @@ my $clients = 6;
 my $rounds = 4;
 my $min_acks = 1500;   # commits acknowledged before each crash, at least
 
-my $node = PostgreSQL::Test::Cluster->new('walinsert');
-$node->init(extra => ['--wal-segsize=1']);
-$node->append_conf(
-	'postgresql.conf', qq{
-max_connections = 30
-autovacuum = off
-wal_buffers = 64kB
-min_wal_size = 4MB
-max_wal_size = 32MB
-wal_keep_size = 4GB
-log_min_messages = warning
-});
+my $node = wal_crash_node('walinsert');
 
 # --- bad values: the server refuses to start -------------------------------
 
@@ -50,11 +39,7 @@ for my $bad (sort { $a <=> $b } keys %refusal)
 }
 
 $node->start;
-$node->safe_psql('postgres', q{
-CREATE EXTENSION amcheck;
-CREATE EXTENSION flexlock;
-CREATE TABLE acked (client int, n int, pad text, PRIMARY KEY (client, n));
-});
+wal_crash_schema($node);
 
 sub counters
 {

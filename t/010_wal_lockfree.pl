@@ -24,18 +24,7 @@ my $clients = 6;
 my $rounds = $ENV{FLEXLOCK_WALFREE_ROUNDS} // 1;
 my $min_acks = 1500;
 
-my $node = PostgreSQL::Test::Cluster->new('walfree');
-$node->init(extra => ['--wal-segsize=1']);
-$node->append_conf(
-	'postgresql.conf', qq{
-max_connections = 30
-autovacuum = off
-wal_buffers = 64kB
-min_wal_size = 4MB
-max_wal_size = 32MB
-wal_keep_size = 4GB
-log_min_messages = warning
-});
+my $node = wal_crash_node('walfree');
 
 # --- bad values: the server refuses to start -------------------------------
 
@@ -53,11 +42,7 @@ for my $bad (['wal_insert_reservation', 'lockfree'], ['wal_buffer_init', 'atomic
 }
 
 $node->start;
-$node->safe_psql('postgres', q{
-CREATE EXTENSION amcheck;
-CREATE EXTENSION flexlock;
-CREATE TABLE acked (client int, n int, pad text, PRIMARY KEY (client, n));
-});
+wal_crash_schema($node);
 for my $set (['wal_insert_reservation', 'atomic'], ['wal_buffer_init', 'lockfree'])
 {
 	my ($rc, $out, $err) = $node->psql('postgres', "SET $set->[0] = $set->[1]");

@@ -7,8 +7,7 @@
 # every record's CRC and, reading on from one record to the next, that its
 # prev-link is the start of the record before), and amcheck must find the
 # table and its index clean.  The node needs the extensions amcheck and
-# flexlock and the table acked (client int, n int, pad text, PRIMARY KEY
-# (client, n)).
+# flexlock and the table acked: wal_crash_node() and wal_crash_schema().
 package FlexlockWalCrash;
 
 use strict;
@@ -16,13 +15,47 @@ use warnings FATAL => 'all';
 
 use Exporter 'import';
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
 use FlexlockAcked;
 
-our @EXPORT = qw(wal_crash_round);
+our @EXPORT = qw(wal_crash_node wal_crash_schema wal_crash_round);
+
+# wal_crash_node($name): a node (initialized, not started) for crash rounds:
+# 1 MB WAL segments, 64 kB of WAL buffers so that inserters must evict
+# buffers, WAL kept for pg_waldump.
+sub wal_crash_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(extra => ['--wal-segsize=1']);
+	$node->append_conf(
+		'postgresql.conf', qq{
+max_connections = 30
+autovacuum = off
+wal_buffers = 64kB
+min_wal_size = 4MB
+max_wal_size = 32MB
+wal_keep_size = 4GB
+log_min_messages = warning
+});
+	return $node;
+}
+
+# wal_crash_schema($node): what the rounds need in the started node
+sub wal_crash_schema
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+CREATE EXTENSION amcheck;
+CREATE EXTENSION flexlock;
+CREATE TABLE acked (client int, n int, pad text, PRIMARY KEY (client, n));
+});
+	return;
+}
 
 # One client's script: transactions of three sizes, each followed by an
 # acknowledgement line once psql has seen it commit.
