@@ -162,6 +162,75 @@ CREATE VIEW flexlock_lwlock_wait_histogram AS
   SELECT tranche, mode, bucket, lower_us, upper_us, sleeps
     FROM flexlock_wait_histogram(false);
 
+--
+-- Heavyweight locks (lock.c), by lock type and mode: how acquisitions were
+-- granted (fast path, shared lock table, or already held by the process),
+-- why eligible relation locks missed the fast path (its slots were full, or
+-- a strong lock on the relation's partition was held or awaited), waits and
+-- their time (lock_stats_timing), deadlock checks and deadlocks.
+--
+CREATE FUNCTION flexlock_hwlocks(
+    OUT locktype text,
+    OUT mode text,
+    OUT fastpath int8,
+    OUT shared_table int8,
+    OUT fastpath_share float8,
+    OUT local int8,
+    OUT fastpath_full int8,
+    OUT fastpath_strong int8,
+    OUT not_avail int8,
+    OUT waits int8,
+    OUT wait_time_ms float8,
+    OUT avg_wait_us float8,
+    OUT deadlock_checks int8,
+    OUT deadlocks int8,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_hwlocks'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_hwlocks AS
+  SELECT * FROM flexlock_hwlocks();
+
+CREATE FUNCTION flexlock_hwlock_backends(
+    pid int4 DEFAULT NULL,
+    OUT pid int4,
+    OUT backend_type text,
+    OUT locktype text,
+    OUT mode text,
+    OUT fastpath int8,
+    OUT shared_table int8,
+    OUT fastpath_share float8,
+    OUT local int8,
+    OUT fastpath_full int8,
+    OUT fastpath_strong int8,
+    OUT not_avail int8,
+    OUT waits int8,
+    OUT wait_time_ms float8,
+    OUT avg_wait_us float8,
+    OUT deadlock_checks int8,
+    OUT deadlocks int8,
+    OUT counting_since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_hwlock_backends'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_hwlock_backends AS
+  SELECT * FROM flexlock_hwlock_backends();
+
+CREATE FUNCTION flexlock_hwlock_wait_histogram(
+    OUT locktype text,
+    OUT bucket int4,
+    OUT lower_us float8,
+    OUT upper_us float8,
+    OUT waits int8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flexlock_hwlock_wait_histogram'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW flexlock_hwlock_wait_histogram AS
+  SELECT * FROM flexlock_hwlock_wait_histogram();
+
 CREATE FUNCTION flexlock_variants(
     OUT name text,
     OUT guc text,

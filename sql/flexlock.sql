@@ -142,6 +142,120 @@ SELECT (count(*) = 0) = (current_setting('flexlock_test.variant') = 'stock')
        AS variant_config_in_effect
   FROM flexlock_variants WHERE current_setting <> stock_setting;
 
+-- Heavyweight locks.  A simple SELECT by primary key locks the table and
+-- its index in AccessShareLock: through the fast path with lock_fastpath
+-- on, in the shared lock table with it off.  This process's own counters,
+-- read before and after; a read alone (the control) counts the lock the
+-- read itself takes, and is subtracted.
+CREATE FUNCTION regress_hw(OUT fp int8, OUT st int8) AS $$
+  SELECT coalesce(sum(fastpath), 0), coalesce(sum(shared_table), 0)
+    FROM flexlock_hwlock_backends(pg_backend_pid())
+   WHERE locktype = 'relation' AND mode = 'AccessShareLock'
+$$ LANGUAGE sql;
+SET lock_fastpath = on;
+SELECT count(*) FROM regress_flexlock WHERE id = 1;  -- caches warm
+SELECT * FROM regress_hw() \gset r0_
+SELECT * FROM regress_hw() \gset r1_
+SELECT count(*) FROM regress_flexlock WHERE id = 1;
+SELECT * FROM regress_hw() \gset r2_
+SELECT (:r2_fp - :r1_fp) - (:r1_fp - :r0_fp) AS select_fastpath,
+       (:r2_st - :r1_st) - (:r1_st - :r0_st) AS select_shared_table;
+-- the same number of relation locks shows in pg_locks, all fast-path
+BEGIN;
+SELECT count(*) FROM regress_flexlock WHERE id = 1;
+SELECT count(*) AS relation_locks, count(*) FILTER (WHERE fastpath) AS fastpath_locks
+  FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype = 'relation'
+   AND relation IN ('regress_flexlock'::regclass, 'regress_flexlock_pkey'::regclass);
+COMMIT;
+SET lock_fastpath = off;
+SELECT * FROM regress_hw() \gset r0_
+SELECT * FROM regress_hw() \gset r1_
+SELECT count(*) FROM regress_flexlock WHERE id = 1;
+SELECT * FROM regress_hw() \gset r2_
+SELECT (:r2_fp - :r1_fp) AS fastpath_while_off,
+       (:r2_st - :r1_st) - (:r1_st - :r0_st) AS select_shared_table;
+BEGIN;
+SELECT count(*) FROM regress_flexlock WHERE id = 1;
+SELECT count(*) AS relation_locks, count(*) FILTER (WHERE fastpath) AS fastpath_locks
+  FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype = 'relation'
+   AND relation IN ('regress_flexlock'::regclass, 'regress_flexlock_pkey'::regclass);
+COMMIT;
+-- More relations in one transaction than fast-path slots: some go to the
+-- shared table because the slots are full.
+SET lock_fastpath = on;
+SELECT sum(fastpath_full) AS full0 FROM flexlock_hwlock_backends(pg_backend_pid()) \gset
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXECUTE format('CREATE TEMP TABLE regress_fp_%s ()', i);
+  END LOOP;
+END
+$$;
+BEGIN;
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXECUTE format('SELECT * FROM regress_fp_%s', i);
+  END LOOP;
+END
+$$;
+COMMIT;
+SELECT sum(fastpath_full) > coalesce(:'full0'::int8, 0) AS fastpath_slots_exhausted
+  FROM flexlock_hwlock_backends(pg_backend_pid());
+RESET lock_fastpath;
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXECUTE format('DROP TABLE regress_fp_%s', i);
+  END LOOP;
+END
+$$;
+-- Sums over processes are at least this process's counts; shares are in [0, 1].
+SELECT bool_and(fastpath_share BETWEEN 0 AND 1) AS shares_in_range,
+       bool_and(waits >= deadlock_checks OR deadlock_checks = 0) AS checks_only_while_waiting
+  FROM flexlock_hwlocks;
+SELECT locktype, mode FROM flexlock_hwlocks
+ WHERE locktype = 'relation' AND mode = 'AccessShareLock';
+
+-- Relation extension: with relation_extend_pages = N > 0 every extension
+-- adds N pages; with 0 a COPY extends by several pages at a time.
+CREATE TABLE regress_extend (a int, b text DEFAULT 'some padding text')
+  WITH (autovacuum_enabled = off);
+CREATE FUNCTION regress_extend_counts(OUT ext int8, OUT pages int8) AS $$
+  SELECT max(value) FILTER (WHERE counter = 'extensions'),
+         max(value) FILTER (WHERE counter = 'pages')
+    FROM flexlock_counters WHERE family = 'extend'
+$$ LANGUAGE sql;
+SET relation_extend_pages = 1;
+SELECT * FROM regress_extend_counts() \gset e0_
+COPY regress_extend (a) FROM PROGRAM 'seq 1 20000';
+SELECT * FROM regress_extend_counts() \gset e1_
+SELECT :e1_ext - :e0_ext >= 80 AS many_extensions,
+       :e1_pages - :e0_pages = :e1_ext - :e0_ext AS one_page_each;
+SET relation_extend_pages = 8;
+SELECT * FROM regress_extend_counts() \gset e0_
+COPY regress_extend (a) FROM PROGRAM 'seq 1 20000';
+SELECT * FROM regress_extend_counts() \gset e1_
+SELECT :e1_pages - :e0_pages = 8 * (:e1_ext - :e0_ext) AS eight_pages_each;
+SET relation_extend_pages = 0;
+SELECT * FROM regress_extend_counts() \gset e0_
+COPY regress_extend (a) FROM PROGRAM 'seq 1 20000';
+SELECT * FROM regress_extend_counts() \gset e1_
+SELECT :e1_pages - :e0_pages > :e1_ext - :e0_ext AS bulk_extension;
+RESET relation_extend_pages;
+SELECT count(*) FROM regress_extend;
+DROP TABLE regress_extend;
+
+-- LWLocks under a spinlock: the lwspin counters move if and only if the
+-- server runs with lwlock_implementation = spinlock.
+SELECT (sum(value) FILTER (WHERE counter = 'mutex_acquires') > 0) =
+       (current_setting('lwlock_implementation') = 'spinlock') AS lwspin_iff_spinlock,
+       sum(value) FILTER (WHERE counter = 'mutex_contended') <=
+       sum(value) FILTER (WHERE counter = 'mutex_acquires') AS contended_le_acquires
+  FROM flexlock_counters WHERE family = 'lwspin';
+
 -- Bad values of the variant GUCs are refused with the usual messages.
 SET btree_leaf_exclusive_descent = maybe;
 ALTER SYSTEM SET procarray_group_clear = sometimes;
@@ -157,6 +271,14 @@ ALTER SYSTEM SET wal_insert_reservation = lockfree;
 SET wal_insert_reservation = atomic;
 ALTER SYSTEM SET wal_buffer_init = atomic;
 SET wal_buffer_init = lockfree;
+ALTER SYSTEM SET lwlock_implementation = sometimes;
+SET lwlock_implementation = spinlock;
+ALTER SYSTEM SET clock_sweep = lockfree;
+SET clock_sweep = spinlock;
+SET lock_fastpath = sometimes;
+SET relation_extend_pages = -1;
+SET relation_extend_pages = 65;
+SET relation_extend_pages = '1MB';
 
 -- Bad input
 SELECT * FROM flexlock_backends(-1);
@@ -184,5 +306,6 @@ SHOW lock_stats_timing;
 RESET lock_stats_timing;
 
 DROP TABLE regress_flexlock;
+DROP FUNCTION regress_hw, regress_extend_counts;
 DROP ROLE regress_flexlock_reader;
 DROP EXTENSION flexlock;

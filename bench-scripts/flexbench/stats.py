@@ -81,13 +81,29 @@ def compare(runs, ref_runs):
             "verdict": verdict(lo, hi, cov)}
 
 
+def variant_reference(variant):
+    """The variant a variant is compared with: flexlock_test.bench_reference
+    of variants/VARIANT.conf (a variant that changes one thing on top of
+    another, e.g. spinlock LWLocks with the fast path off against the fast
+    path off alone), else stock."""
+    try:
+        from flexbench import config
+        ref = config.variant_conf(variant).get("flexlock_test.bench_reference")
+    except Exception:  # a variant of an old run that no longer exists
+        ref = None
+    return ref or "stock"
+
+
 def reference(cfg, cfgs):
     """The configuration a (build, variant) is compared with: a variant with
-    its build's stock; a build's stock with vanilla/stock.  None for the
+    its build's reference variant (variant_reference) if that ran, else its
+    build's stock; a build's stock with vanilla/stock.  None for the
     reference itself or when the reference did not run."""
     build, variant = cfg
     if variant != "stock":
-        ref = (build, "stock")
+        ref = (build, variant_reference(variant))
+        if ref not in cfgs:
+            ref = (build, "stock")
     elif build != "vanilla":
         ref = ("vanilla", "stock")
     else:

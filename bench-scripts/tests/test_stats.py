@@ -46,6 +46,18 @@ class IntervalTest(unittest.TestCase):
         self.assertIsNone(stats.reference(("vanilla", "stock"), cfgs))
         self.assertIsNone(stats.reference(("patched", "stock"), cfgs - {("vanilla", "stock")}))
 
+    def test_bench_reference(self):
+        """A variant whose config names flexlock_test.bench_reference is
+        compared with that variant when it ran, else with stock."""
+        self.assertEqual(stats.variant_reference("fastpath-off-lwspin"), "fastpath-off")
+        self.assertEqual(stats.variant_reference("lwlock-spinlock"), "stock")
+        self.assertEqual(stats.variant_reference("no-such-variant"), "stock")
+        cfgs = {("patched", "stock"), ("patched", "fastpath-off"), ("patched", "fastpath-off-lwspin")}
+        self.assertEqual(stats.reference(("patched", "fastpath-off-lwspin"), cfgs), ("patched", "fastpath-off"))
+        self.assertEqual(stats.reference(("patched", "fastpath-off"), cfgs), ("patched", "stock"))
+        cfgs.discard(("patched", "fastpath-off"))
+        self.assertEqual(stats.reference(("patched", "fastpath-off-lwspin"), cfgs), ("patched", "stock"))
+
 
 class VerdictTest(unittest.TestCase):
     def test_pure_noise_is_no_difference(self):
