@@ -20,7 +20,10 @@ NUMERIC = {"clients": int, "rep": int, "tps": float, "transactions": int,
 
 # the counter family of each variant's GUC (flexlock_counters)
 GUC_FAMILY = {"btree_leaf_exclusive_descent": "btree", "procarray_group_clear": "groupclear",
-              "lwlock_shared_add": "sharedadd", "wal_flush_wait": "walflush", "wal_insert_locks": "walinsert"}
+              "lwlock_shared_add": "sharedadd", "wal_flush_wait": "walflush", "wal_insert_locks": "walinsert",
+              "wal_insert_reservation": "walreserve", "wal_buffer_init": "walbuffer",
+              "lwlock_implementation": "lwspin", "lock_fastpath": "hwlock", "clock_sweep": "clocksweep",
+              "relation_extend_pages": "extend"}
 
 
 def load_rows(out):

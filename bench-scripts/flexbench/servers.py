@@ -173,8 +173,25 @@ class Server:
             snap[name] = (int(acq), int(waits), float(ms))
         counters = self.psql("SELECT family || '.' || counter, value FROM flexlock_counters")
         snap["#counters"] = dict((c.split("|")[0], int(c.split("|")[1])) for c in counters.splitlines())
+        snap["#counters"].update(self.hwlock_counters())
         snap["#hist"] = self.wait_histogram()
         return snap
+
+    HWLOCK_SUMS = ("fastpath", "shared_table", "local", "fastpath_full", "fastpath_strong", "waits")
+
+    def hwlock_counters(self):
+        """Heavyweight lock counters summed over lock types and modes, as
+        family hwlock (flexlock_hwlocks), plus the waits for relation
+        extension locks and the time waited; {} where the extension has no
+        such view."""
+        cols = ", ".join(f"coalesce(sum({c}), 0)" for c in self.HWLOCK_SUMS)
+        try:
+            row = self.psql(f"SELECT {cols}, coalesce(sum(waits) FILTER (WHERE locktype = 'extend'), 0), "
+                            f"coalesce(sum(wait_time_ms) * 1000, 0)::int8 FROM flexlock_hwlocks")
+        except BenchError:
+            return {}
+        names = [f"hwlock.{c}" for c in self.HWLOCK_SUMS] + ["hwlock.extend_waits", "hwlock.wait_us"]
+        return {n: int(v) for n, v in zip(names, row.split("|"))}
 
     def wait_histogram(self):
         """{tranche: {bucket: sleeps}} of the LWLock sleep-time histograms
