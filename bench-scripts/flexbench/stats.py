@@ -121,7 +121,8 @@ def method_text():
             f"pairs, no distribution. Verdict: *faster* or *slower* only when the whole interval lies above "
             f"or below 1 with coverage of at least {MIN_COVERAGE:.0%}; *no difference* when it contains 1; "
             f"*too few reps* below {min_pairs()} pairs, which cannot reach that coverage. Reference: a "
-            f"variant is compared with its build's stock, a build's stock with vanilla/stock.")
+            f"variant is compared with its build's stock (or with the variant its config names in "
+            f"flexlock_test.bench_reference, when that ran), a build's stock with vanilla/stock.")
 
 
 # The LWLock sleep-time histograms (storage/lockstats.h): bucket 0 below
