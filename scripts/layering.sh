@@ -28,7 +28,8 @@
 #      - none) / N), also without the clock-driven statistics flushes.
 #
 # Writes bench-scripts/results/layering/ (override with RESULTS=): RESULT.md,
-# the normalised listings (code/before, code/after), a unified diff per
+# the normalised listings (code/before; code/after only where the code
+# differs), a unified diff per
 # function whose code differs (code/FUNCTION.diff), and the figures as TSV.
 # N_SELECT and N_TPCB size the runs.
 
@@ -289,7 +290,8 @@ def code(outdir):
         for p in parts_of(base, names["before"] | names["after"]):
             lb, la = listings.get(("before", p)), listings.get(("after", p))
             for b, lst in (("before", lb), ("after", la)):
-                if lst is not None:
+                # code/after holds only what differs from code/before
+                if lst is not None and not (b == "after" and lst == lb):
                     os.makedirs(os.path.join(outdir, b), exist_ok=True)
                     with open(os.path.join(outdir, b, p + ".s"), "w") as f:
                         f.write("".join(x + "\n" for x in lst))
@@ -679,8 +681,9 @@ analyse calls "$RESULTS/callgrind.tsv" "$RESULTS/callees.tsv" "$RESULTS/flush.ts
 	echo "written as instruction indexes (<fn:Ln>), other targets as symbols without offset, RIP-relative"
 	echo "displacements as ADDR(%rip), data symbols without address, offset and .N numbering, and the"
 	echo "source line number passed to errfinish() (an ereport's __LINE__, which moves with the source) as"
-	echo "\$LINE.  The listings are in code/before and code/after, a unified diff per function that"
-	echo "differs in code/FUNCTION.diff; the figures as TSV in totals.tsv, callgrind.tsv (build, workload,"
+	echo "\$LINE.  The listings are in code/before, and in code/after where the code differs (an identical"
+	echo "function is listed once, in code/before); a unified diff per function that differs in"
+	echo "code/FUNCTION.diff; the figures as TSV in totals.tsv, callgrind.tsv (build, workload,"
 	echo "function, symbol, calls, self Ir, inclusive Ir), callees.tsv (calls the entry points make),"
 	echo "flush.tsv (build, workload, total Ir, inclusive Ir of pgstat_report_stat) and code.tsv."
 	echo
