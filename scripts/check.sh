@@ -159,7 +159,7 @@ run_prove() {
 	suite "$name" "$dir/tmp_check/log" \
 		env -C "$dir" PATH="$INST/bin:$PATH" PG_REGRESS="$pg_regress" \
 		TESTLOGDIR="$dir/tmp_check/log" TESTDATADIR="$dir/tmp_check" \
-		FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
+		FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" FLEXLOCK_CHECK_MATRIX="$CHECK_MATRIX" \
 		prove -I "$pgxs_dir/src/test/perl" -I "$FLEXLOCK_TOP/t/lib" "$@"
 }
 

@@ -1,0 +1,17 @@
+/* t/modules/flexlock_inject/flexlock_inject--1.0.sql */
+
+\echo Use "CREATE EXTENSION flexlock_inject" to load this file. \quit
+
+-- Attach an action to injection point NAME that stops process PID with
+-- SIGSTOP the first time that process runs the point (and never again in that
+-- process), so that a test can resume it with SIGCONT when it chooses.
+CREATE FUNCTION flexlock_inject_stop_once(name text, pid int)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+-- Detach whatever action is attached to NAME.
+CREATE FUNCTION flexlock_inject_detach(name text)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
