@@ -126,8 +126,15 @@ sub scenario
 {
 	my ($reservation) = @_;
 	my $label = "reservation $reservation";
-	$node->adjust_conf('postgresql.conf', 'wal_insert_reservation', $reservation);
+	$node->adjust_conf('postgresql.conf', 'wal_insert_reservation', undef);
+	$node->append_conf('postgresql.conf', "wal_insert_reservation = $reservation\n");
 	$node->restart;
+	is( $node->safe_psql(
+			'postgres',
+			q{SELECT current_setting('wal_insert_reservation') || '/' || current_setting('wal_buffer_init')
+			   || '/' || current_setting('wal_insert_locks')}),
+		"$reservation/lockfree/128",
+		"$label: settings in effect");
 	my $log_offset = -s $node->logfile;
 
 	my $m = $node->background_psql('postgres');

@@ -11,8 +11,8 @@
 # 32 insertion locks, and stock (both with wal_buffers at its minimum).  This
 # is the stress that comes in addition to the forced interleaving of t/012;
 # it is not expected to hit that interleaving by itself.  make check runs the
-# light form (FLEXLOCK_CHECK_MATRIX=light: 15 s and 400 stops per setting),
-# make check-full the long one (90 s, 3000 stops).
+# light form (FLEXLOCK_CHECK_MATRIX=light: 15 s and at most 1000 stops per
+# setting), make check-full the long one (90 s, at most 6000 stops).
 use strict;
 use warnings FATAL => 'all';
 
@@ -24,7 +24,7 @@ use Time::HiRes qw(usleep time);
 
 my $full = ($ENV{FLEXLOCK_CHECK_MATRIX} // 'light') eq 'full';
 my $secs = $ENV{FLEXLOCK_STRESS_SECONDS} // ($full ? 90 : 15);
-my $max_stops = $ENV{FLEXLOCK_STRESS_STOPS} // ($full ? 3000 : 400);
+my $max_stops = $ENV{FLEXLOCK_STRESS_STOPS} // ($full ? 6000 : 1000);
 my $clients = 64;
 
 my $node = PostgreSQL::Test::Cluster->new('walstop');
@@ -65,7 +65,8 @@ for my $name (qw(lockfree stock))
 	my $set = $settings{$name};
 	for my $guc (sort keys %$set)
 	{
-		$node->adjust_conf('postgresql.conf', $guc, $set->{$guc});
+		$node->adjust_conf('postgresql.conf', $guc, undef);
+		$node->append_conf('postgresql.conf', "$guc = $set->{$guc}\n");
 	}
 	$node->start;
 	$node->safe_psql('postgres', q{
@@ -101,11 +102,13 @@ ALTER TABLE stress ALTER pad SET STORAGE EXTERNAL;
 	{
 		@pids = split /\n/,
 		  $node->safe_psql('postgres',
-			"SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'");
+			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
 		last if @pids >= $clients;
+		$pgbench->pump_nb;
 		usleep(100_000);
 	}
-	is(scalar(@pids), $clients, "$name: $clients clients connected");
+	is(scalar(@pids), $clients, "$name: $clients clients connected")
+	  or diag("pgbench: $err");
 
 	# stop a random backend for 1-5 ms, then let the others run 5-20 ms
 	my $t0 = time;
@@ -119,6 +122,7 @@ ALTER TABLE stress ALTER pad SET STORAGE EXTERNAL;
 			kill 'CONT', $pid;
 			$stops++;
 		}
+		$pgbench->pump_nb if $stops % 50 == 0;
 		usleep(5000 + int(rand(15000)));
 	}
 	# the rest of the time without stops
@@ -173,6 +177,11 @@ ALTER TABLE stress ALTER pad SET STORAGE EXTERNAL;
 		push @missing, "client $client: $have of $acked{$client}" if $have != $acked{$client};
 	}
 	is("@missing", '', "$name: every acknowledged row is there after the crash");
+	my ($avg, $wal) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT round(avg(length(pad))), pg_size_pretty(pg_current_wal_lsn() - '0/0') FROM stress");
+	note("$name: rows of $avg bytes on average; $wal of WAL in all");
+	cmp_ok($avg, '>', 5000, "$name: the rows are as large as meant (10 B to 20 kB)");
 	$node->stop;
 }
 
