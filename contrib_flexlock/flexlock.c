@@ -69,7 +69,7 @@ typedef struct FlexlockShared
 	TimestampTz reset_time;		/* 0 if never reset */
 	LockStatsData baseline[FLEXIBLE_ARRAY_MEMBER];	/* one per slot */
 	/* then uint32 baseline_gen[nslots]: each slot's changecount at the reset */
-} FlexlockShared;
+}			FlexlockShared;
 
 /* Size of the segment: the baseline, then the generations */
 #define FLEXLOCK_SHARED_SIZE(nslots) \
@@ -80,7 +80,7 @@ typedef struct FlexlockShared
 StaticAssertDecl(sizeof(LockStatsData) % sizeof(uint64) == 0,
 				 "LockStatsData must be a whole number of 8-byte words");
 
-static FlexlockShared *flexlock_shared = NULL;
+static FlexlockShared * flexlock_shared = NULL;
 
 /*
  * The lock variants of this build: one row each, added by the patch that
@@ -92,7 +92,7 @@ typedef struct FlexlockVariant
 	const char *guc;
 	const char *stock_setting;
 	const char *description;
-} FlexlockVariant;
+}			FlexlockVariant;
 
 static const FlexlockVariant flexlock_variant_list[] = {
 	{"btree-leaf-exclusive-descent", "btree_leaf_exclusive_descent", "on",
@@ -121,6 +121,9 @@ static const FlexlockVariant flexlock_variant_list[] = {
 };
 
 PG_FUNCTION_INFO_V1(flexlock_lwlocks);
+PG_FUNCTION_INFO_V1(flexlock_lwlocks_1_1);
+PG_FUNCTION_INFO_V1(flexlock_backends_1_1);
+PG_FUNCTION_INFO_V1(flexlock_tranche_instances);
 PG_FUNCTION_INFO_V1(flexlock_spinlocks);
 PG_FUNCTION_INFO_V1(flexlock_counters);
 PG_FUNCTION_INFO_V1(flexlock_backends);
@@ -337,14 +340,44 @@ reset_datum(TimestampTz t, bool *isnull)
 	return TimestampTzGetDatum(t);
 }
 
+/* columns of a flexlock_lwlocks() row in 1.0, stats_reset included */
 #define LWLOCK_COLS 17
+/* the sampled hold times that 1.1 adds before stats_reset */
+#define LWLOCK_HOLD_COLS 7
 
 /*
- * Fill values[] for one tranche row starting at values[first]; returns
- * false if the row has no name (an unused individual lock number).
+ * Fill the hold-time columns of a tranche row from values[i]; returns the
+ * next column.  The totals are estimates (each sampled hold scaled by the
+ * sampling interval of lock_stats_hold_sample when it was taken), the
+ * averages are of the sampled holds themselves.
+ */
+static int
+lwlock_hold_cols(const LockStatsLWLock *c, Datum *values, bool *nulls, int i)
+{
+	values[i++] = Int64GetDatum(c->holds_timed[LW_SHARED] + c->holds_timed[LW_EXCLUSIVE]);
+	values[i++] = Float8GetDatum(c->hold_est_ns[LW_SHARED] / 1000000.0);
+	values[i++] = Float8GetDatum(c->hold_est_ns[LW_EXCLUSIVE] / 1000000.0);
+	if (c->holds_timed[LW_SHARED] > 0)
+		values[i++] = Float8GetDatum(c->hold_ns[LW_SHARED] / 1000.0 / c->holds_timed[LW_SHARED]);
+	else
+		nulls[i++] = true;
+	if (c->holds_timed[LW_EXCLUSIVE] > 0)
+		values[i++] = Float8GetDatum(c->hold_ns[LW_EXCLUSIVE] / 1000.0 / c->holds_timed[LW_EXCLUSIVE]);
+	else
+		nulls[i++] = true;
+	values[i++] = Float8GetDatum(c->hold_wait_est_ns[LW_SHARED] / 1000000.0);
+	values[i++] = Float8GetDatum(c->hold_wait_est_ns[LW_EXCLUSIVE] / 1000000.0);
+	return i;
+}
+
+/*
+ * Fill values[] for one tranche row starting at values[first], with the
+ * hold-time columns if holds; returns false if the row has no name (an
+ * unused individual lock number).
  */
 static bool
-lwlock_row(int t, const LockStatsLWLock *c, Datum *values, bool *nulls, int first)
+lwlock_row(int t, const LockStatsLWLock *c, Datum *values, bool *nulls, int first,
+		   bool holds)
 {
 	const char *name = LockStatsTrancheName(t);
 	uint64		waits;
@@ -373,7 +406,9 @@ lwlock_row(int t, const LockStatsLWLock *c, Datum *values, bool *nulls, int firs
 	values[i++] = Int64GetDatum(c->spin_delays);
 	values[i++] = Int64GetDatum(c->dequeue_self);
 	values[i++] = Int64GetDatum(c->wakeups);
-	Assert(i - first == LWLOCK_COLS - 1);
+	if (holds)
+		i = lwlock_hold_cols(c, values, nulls, i);
+	Assert(i - first == LWLOCK_COLS - 1 + (holds ? LWLOCK_HOLD_COLS : 0));
 	return true;
 }
 
@@ -391,14 +426,16 @@ lwlock_row_active(const LockStatsLWLock *c)
 
 /*
  * flexlock_lwlocks(): one row per tranche, counters summed over all
- * processes, past and present, since the last reset.
+ * processes, past and present, since the last reset.  The 1.0 function and
+ * the 1.1 one, which adds the sampled hold times.
  */
-Datum
-flexlock_lwlocks(PG_FUNCTION_ARGS)
+static Datum
+flexlock_lwlocks_internal(FunctionCallInfo fcinfo, bool holds)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LockStatsData *sum = palloc(sizeof(LockStatsData));
 	TimestampTz reset_time;
+	int			ncols = LWLOCK_COLS + (holds ? LWLOCK_HOLD_COLS : 0);
 	int			t;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -406,19 +443,31 @@ flexlock_lwlocks(PG_FUNCTION_ARGS)
 
 	for (t = 0; t < LOCKSTATS_NUM_TRANCHES; t++)
 	{
-		Datum		values[LWLOCK_COLS] = {0};
-		bool		nulls[LWLOCK_COLS] = {0};
+		Datum		values[LWLOCK_COLS + LWLOCK_HOLD_COLS] = {0};
+		bool		nulls[LWLOCK_COLS + LWLOCK_HOLD_COLS] = {0};
 
 		/* extension rows that nobody used stay out */
 		if (t >= LWTRANCHE_FIRST_USER_DEFINED && !lwlock_row_active(&sum->lwlock[t]))
 			continue;
-		if (!lwlock_row(t, &sum->lwlock[t], values, nulls, 0))
+		if (!lwlock_row(t, &sum->lwlock[t], values, nulls, 0, holds))
 			continue;
-		values[LWLOCK_COLS - 1] = reset_datum(reset_time, &nulls[LWLOCK_COLS - 1]);
+		values[ncols - 1] = reset_datum(reset_time, &nulls[ncols - 1]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(sum);
 	return (Datum) 0;
+}
+
+Datum
+flexlock_lwlocks(PG_FUNCTION_ARGS)
+{
+	return flexlock_lwlocks_internal(fcinfo, false);
+}
+
+Datum
+flexlock_lwlocks_1_1(PG_FUNCTION_ARGS)
+{
+	return flexlock_lwlocks_internal(fcinfo, true);
 }
 
 /*
@@ -526,12 +575,13 @@ flexlock_counters(PG_FUNCTION_ARGS)
 /*
  * flexlock_backends(pid): per live process (or one process), the tranches
  * it used, counted since it started or since the last reset, whichever is
- * later.
+ * later.  In 1.1 with the sampled hold times.
  */
-Datum
-flexlock_backends(PG_FUNCTION_ARGS)
+static Datum
+flexlock_backends_internal(FunctionCallInfo fcinfo, bool holds)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			ncols = LWLOCK_COLS + 2 + (holds ? LWLOCK_HOLD_COLS : 0);
 	bool		one = !PG_ARGISNULL(0);
 	int			want = one ? PG_GETARG_INT32(0) : 0;
 	bool		found = false;
@@ -582,16 +632,16 @@ flexlock_backends(PG_FUNCTION_ARGS)
 
 		for (t = 0; t < LOCKSTATS_NUM_TRANCHES; t++)
 		{
-			Datum		values[LWLOCK_COLS + 2] = {0};
-			bool		nulls[LWLOCK_COLS + 2] = {0};
+			Datum		values[LWLOCK_COLS + 2 + LWLOCK_HOLD_COLS] = {0};
+			bool		nulls[LWLOCK_COLS + 2 + LWLOCK_HOLD_COLS] = {0};
 
 			if (!lwlock_row_active(&delta->lwlock[t]))
 				continue;
 			values[0] = Int32GetDatum(pid);
 			values[1] = CStringGetTextDatum(btype);
-			if (!lwlock_row(t, &delta->lwlock[t], values, nulls, 2))
+			if (!lwlock_row(t, &delta->lwlock[t], values, nulls, 2, holds))
 				continue;
-			values[LWLOCK_COLS + 1] = TimestampTzGetDatum(since);
+			values[ncols - 1] = TimestampTzGetDatum(since);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
@@ -608,6 +658,63 @@ flexlock_backends(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+Datum
+flexlock_backends(PG_FUNCTION_ARGS)
+{
+	return flexlock_backends_internal(fcinfo, false);
+}
+
+Datum
+flexlock_backends_1_1(PG_FUNCTION_ARGS)
+{
+	return flexlock_backends_internal(fcinfo, true);
+}
+
+/*
+ * flexlock_tranche_instances(): how many locks each tranche of this server
+ * has, where the server fixes it: one for an individual LWLock, the
+ * partitions of the partitioned tables, one per shared buffer for the buffer
+ * content locks, and the WAL insertion locks; other tranches (locks in DSM,
+ * per-backend locks, extensions' tranches) are not listed.
+ */
+Datum
+flexlock_tranche_instances(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *walins = GetConfigOption("wal_insert_locks", true, false);
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int t = 0; t < LWTRANCHE_FIRST_USER_DEFINED; t++)
+	{
+		const char *name = LockStatsTrancheName(t);
+		Datum		values[3];
+		bool		nulls[3] = {0};
+		int64		n;
+
+		if (name == NULL)
+			continue;
+		if (t < NUM_INDIVIDUAL_LWLOCKS)
+			n = 1;
+		else if (t == LWTRANCHE_BUFFER_MAPPING)
+			n = NUM_BUFFER_PARTITIONS;
+		else if (t == LWTRANCHE_LOCK_MANAGER)
+			n = NUM_LOCK_PARTITIONS;
+		else if (t == LWTRANCHE_PREDICATE_LOCK_MANAGER)
+			n = NUM_PREDICATELOCK_PARTITIONS;
+		else if (t == LWTRANCHE_BUFFER_CONTENT)
+			n = NBuffers;
+		else if (t == LWTRANCHE_WAL_INSERT)
+			n = walins ? pg_strtoint64(walins) : 8;
+		else
+			continue;
+		values[0] = Int32GetDatum(t);
+		values[1] = CStringGetTextDatum(name);
+		values[2] = Int64GetDatum(n);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
 /*
  * flexlock_variants(): the lock variants of this build.
  */
@@ -615,7 +722,7 @@ Datum
 flexlock_variants(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const FlexlockVariant *v;
+	const		FlexlockVariant *v;
 
 	InitMaterializedSRF(fcinfo, 0);
 

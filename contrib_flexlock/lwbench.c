@@ -65,7 +65,7 @@ typedef enum LWBenchAlgorithm
 	LWBENCH_EXCHANGE,
 	LWBENCH_FETCH_ADD,
 	LWBENCH_MIXED,
-} LWBenchAlgorithm;
+}			LWBenchAlgorithm;
 
 /* What one worker did; written by the worker only, read after it is done */
 typedef struct LWBenchResult
@@ -82,7 +82,7 @@ typedef struct LWBenchResult
 	uint64		backouts;
 	uint64		backout_wakeups;
 	pg_atomic_uint32 done;
-} LWBenchResult;
+}			LWBenchResult;
 
 typedef struct LWBenchShared
 {
@@ -104,19 +104,20 @@ typedef struct LWBenchShared
 	uint64		word1;			/* written by exclusive holders */
 	uint64		word2;
 	LWBenchResult results[FLEXIBLE_ARRAY_MEMBER];
-} LWBenchShared;
+}			LWBenchShared;
 
 /* The tranche of every run's lock, assigned once per server */
 typedef struct LWBenchTranche
 {
 	int			tranche_id;
-} LWBenchTranche;
+}			LWBenchTranche;
 
 PGDLLEXPORT void flexlock_lwbench_main(Datum main_arg);
 
 PG_FUNCTION_INFO_V1(flexlock_torture_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_bench_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_test_lwlock);
+PG_FUNCTION_INFO_V1(flexlock_test_lwlock_nested);
 
 static void
 lwbench_init_tranche(void *ptr)
@@ -157,7 +158,7 @@ lwbench_nap(long ms)
 
 /* Torture checks around the critical section */
 static inline void
-check_shared(LWBenchShared *sh)
+check_shared(LWBenchShared * sh)
 {
 	pg_atomic_fetch_add_u32(&sh->shared_holders, 1);
 	if (pg_atomic_read_u32(&sh->exclusive_holders) != 0 ||
@@ -167,7 +168,7 @@ check_shared(LWBenchShared *sh)
 }
 
 static inline void
-check_exclusive(LWBenchShared *sh)
+check_exclusive(LWBenchShared * sh)
 {
 	if (pg_atomic_fetch_add_u32(&sh->exclusive_holders, 1) != 0 ||
 		pg_atomic_read_u32(&sh->shared_holders) != 0)
@@ -400,7 +401,7 @@ check_percent(const char *name, int v)
 
 /* The leader's part of a run; fills sh->results, or errors out */
 static void
-lwbench_run(LWBenchShared *sh, dsm_segment *seg, int wait_bound_ms)
+lwbench_run(LWBenchShared * sh, dsm_segment *seg, int wait_bound_ms)
 {
 	BackgroundWorkerHandle **handles;
 	volatile int started = 0;
@@ -548,7 +549,7 @@ lwbench_setup(dsm_segment **seg, int workers, double seconds, bool torture,
 
 /* Sum of the workers' results */
 static LWBenchResult
-lwbench_sum(LWBenchShared *sh)
+lwbench_sum(LWBenchShared * sh)
 {
 	LWBenchResult s = {0};
 	int			i;
@@ -739,5 +740,56 @@ flexlock_test_lwlock(PG_FUNCTION_ARGS)
 	/* a test can hold the lock here for as long as it needs */
 	INJECTION_POINT("flexlock-test-lwlock-held", NULL);
 	LWLockRelease(lock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * flexlock_test_lwlock_nested(hold_ms): for the hold-time tests, a hold that
+ * contains a wait and locks released out of order: acquire an outer lock
+ * (tranche flexlock_test_outer) exclusively, then the test lock of
+ * flexlock_test_lwlock() exclusively, sleeping if another session holds it,
+ * hold both for hold_ms milliseconds, and release the outer lock first.
+ */
+typedef struct TestOuterLock
+{
+	int			tranche_id;
+	LWLock		lock;
+}			TestOuterLock;
+
+static void
+test_outer_init(void *ptr)
+{
+	TestOuterLock *o = (TestOuterLock *) ptr;
+
+	o->tranche_id = LWLockNewTrancheId();
+	LWLockInitialize(&o->lock, o->tranche_id);
+}
+
+Datum
+flexlock_test_lwlock_nested(PG_FUNCTION_ARGS)
+{
+	int32		hold_ms = PG_GETARG_INT32(0);
+	TestOuterLock *outer;
+	LWLock	   *inner;
+	bool		found;
+
+	if (hold_ms < 0 || hold_ms > 600000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hold_ms must be between 0 and 600000")));
+
+	outer = GetNamedDSMSegment("flexlock_test_outer", sizeof(TestOuterLock),
+							   test_outer_init, &found);
+	LWLockRegisterTranche(outer->tranche_id, "flexlock_test_outer");
+	test_lock_tranche = lwbench_tranche();
+	inner = GetNamedDSMSegment("flexlock_test_lwlock", sizeof(LWLock),
+							   test_lock_init, &found);
+
+	LWLockAcquire(&outer->lock, LW_EXCLUSIVE);
+	LWLockAcquire(inner, LW_EXCLUSIVE);
+	if (hold_ms > 0)
+		pg_usleep(hold_ms * 1000L);
+	LWLockRelease(&outer->lock);
+	LWLockRelease(inner);
 	PG_RETURN_VOID();
 }
