@@ -1,0 +1,2 @@
+mov %rbx,%rdi
+call <LWLockDisownInternal.part.0>

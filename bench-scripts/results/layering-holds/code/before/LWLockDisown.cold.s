@@ -1,0 +1,1 @@
+call <LWLockDisownInternal.part.0>

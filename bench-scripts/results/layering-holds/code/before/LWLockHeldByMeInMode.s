@@ -1,0 +1,20 @@
+movslq ADDR(%rip),%rdx # <num_held_lwlocks>
+test %edx,%edx
+jle <LWLockHeldByMeInMode:L18>
+lea ADDR(%rip),%rax # <held_lwlocks>
+shl $0x4,%rdx
+add %rax,%rdx
+jmp <LWLockHeldByMeInMode:L11>
+nopl 0x0(%rax,%rax,1)
+add $0x10,%rax
+cmp %rdx,%rax
+je <LWLockHeldByMeInMode:L18>
+cmp %rdi,(%rax)
+jne <LWLockHeldByMeInMode:L8>
+cmp %esi,0x8(%rax)
+jne <LWLockHeldByMeInMode:L8>
+mov $0x1,%eax
+ret
+nopl 0x0(%rax)
+xor %eax,%eax
+ret

@@ -1,0 +1,2 @@
+xchg %rdx,(%rsi)
+jmp <LWLockRelease>
