@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""capcheck: predict many-core throughput from hold times measured here.
+
+For each configuration (workload, variant, clients) of the committed 16-core
+runs, run it on this machine with lock_stats_hold_sample on, measure the CPU
+demand per transaction and the exclusive hold time per transaction of every
+LWLock tranche, and predict the throughput at --cores C with the model in
+results/2026-11-25-caps-2core/MODEL.md: the smallest of C / D and of
+k / (h - n) over the tranches.  Writes points.csv and table.md (predicted
+next to measured where the 16-core run has the point, with the error).
+
+Uses the flexbench package (servers, workloads, variants) read-only; the
+patched build must be installed (make patched).
+
+Usage: capcheck.py --out DIR [--secs 10] [--sample 100] [--cores 16,64]
+                   [--only NAME,...]
+"""
+
+import argparse
+import csv
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from flexbench import config  # noqa: E402
+from flexbench.config import Workload, variant_settings  # noqa: E402
+from flexbench.machine import cpu_times, machine_facts  # noqa: E402
+from flexbench.pgbench import parse_pgbench  # noqa: E402
+from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh  # noqa: E402
+
+R16 = "2026-11-22-16core"
+
+# (name, workload, variant, clients, measured tps on 16 cores, where)
+POINTS = [
+    ("walinsert-1/16", "insert-1000", "walinsert-1", 16, 1151, "walinsert"),
+    ("walinsert-1/32", "insert-1000", "walinsert-1", 32, 1078, "walinsert"),
+    ("walinsert-8/16", "insert-1000", "stock", 16, 3296, "walinsert"),
+    ("walinsert-8/32", "insert-1000", "stock", 32, 3296, "walinsert"),
+    ("walinsert-128/16", "insert-1000", "walinsert-128", 16, 2005, "walinsert"),
+    ("walinsert-128/32", "insert-1000", "walinsert-128", 32, 2047, "walinsert"),
+    ("walinsert-2/16", "insert-1000", "walinsert-2", 16, 1934, "walinsert-sweep"),
+    ("walinsert-4/16", "insert-1000", "walinsert-4", 16, 2737, "walinsert-sweep"),
+    ("walinsert-16/16", "insert-1000", "walinsert-16", 16, 2200, "walinsert-sweep"),
+    ("walinsert-32/16", "insert-1000", "walinsert-32", 16, 1904, "walinsert-sweep"),
+    ("walinsert-64/16", "insert-1000", "walinsert-64", 16, 2059, "walinsert-sweep"),
+    ("xid-storm stock/16", "xid-storm", "stock", 16, 635777, "holder"),
+    ("xid-storm stock/64", "xid-storm", "stock", 64, 601860, "holder"),
+    ("xid-storm off/16", "xid-storm", "groupclear-off", 16, 576555, "holder"),
+    ("xid-storm off/64", "xid-storm", "groupclear-off", 64, 458699, "holder"),
+    ("xid-storm holder/16", "xid-storm", "groupclear-holder", 16, 525268, "holder"),
+    ("xid-storm holder/64", "xid-storm", "groupclear-holder", 64, 324049, "holder"),
+    ("btree-ordered exclusive/16", "btree-ordered", "stock", 16, 285417, "btree-recheck"),
+    ("btree-ordered share/16", "btree-ordered", "btree-share-descent", 16, 329697, "btree-recheck"),
+    ("select-only/16", "select-only", "stock", 16, 740129, "sharedadd"),
+    ("select-only/64", "select-only", "stock", 64, 673241, "sharedadd"),
+]
+
+# Variants the sweep needs beyond variants/*.conf
+EXTRA_VARIANTS = {f"walinsert-{n}": {"wal_insert_locks": str(n)} for n in (2, 4, 16, 64)}
+
+# Interchangeable locks of a tranche (the rest: individual locks, k = 1, or no cap)
+PARTITIONED = {"WALInsert", "BufferMapping", "LockManager", "PredicateLockManager"}
+
+
+def settings_of(variant):
+    if variant in EXTRA_VARIANTS:
+        return EXTRA_VARIANTS[variant]
+    return {k: v for k, v in variant_settings(variant).items() if not k.startswith("flexlock_test.")}
+
+
+def busy_ticks(t):
+    user, nice, system, _idle, _iowait, irq, softirq, _steal = t
+    return user + nice + system + irq + softirq
+
+
+def caps(srv, db_txns, cores):
+    """Lock caps per tranche from flexlock_lwlocks and the tranche sizes."""
+    rows = srv.psql("SELECT l.tranche, coalesce(i.instances, 0), l.hold_exclusive_ms, l.hold_wait_exclusive_ms, "
+                    "l.holds_timed FROM flexlock_lwlocks l LEFT JOIN flexlock_tranche_instances() i "
+                    "USING (tranche_id, tranche) WHERE l.holds_timed > 0")
+    out = []
+    for r in rows.splitlines():
+        name, k, excl_ms, wait_ms, timed = r.split("|")
+        k = int(k)
+        h = float(excl_ms) / 1000 / db_txns
+        n = float(wait_ms) / 1000 / db_txns
+        if k == 0 or (k > 1 and name not in PARTITIONED) or h <= 0:
+            continue
+        own = max(h - n, 1e-12)
+        out.append({"tranche": name, "k": k, "h_us": h * 1e6, "n_us": n * 1e6,
+                    "cap": k / own, "cap_total": k / h, "timed": int(timed)})
+    return sorted(out, key=lambda c: c["cap"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--secs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--sample", type=int, default=100)
+    ap.add_argument("--cores", default="16,64")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    cores = [int(c) for c in a.cores.split(",")]
+    only = set(a.only.split(",")) if a.only else None
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    prepare_run_user()
+    config.check_installed("patched")
+    work = config.BUILD / "capcheck"
+    sh(["rm", "-rf", str(work)])
+    work.mkdir(parents=True)
+    sock = work / "sock"
+    sock.mkdir()
+    if os.geteuid() == 0:
+        sh(["chown", "-R", os.environ.get("FLEXLOCK_USER", "flexlock"), str(work)])
+    log = out / "driver.log"
+    base = base_settings(max(p[3] for p in POINTS))
+    srv = Server("patched", work, sock, base, log)
+    srv.initdb()
+    srv.start()
+    srv.setup_flexlock()
+    srv.psql(f"ALTER SYSTEM SET lock_stats_hold_sample = {a.sample}")
+    srv.psql("SELECT pg_reload_conf()")
+    ncpu = os.cpu_count()
+    hz = os.sysconf("SC_CLK_TCK")
+    initialised = set()
+    results = []
+    try:
+        for name, wname, variant, clients, measured, where in POINTS:
+            if only and name not in only:
+                continue
+            w = Workload(wname)
+            srv.set_variant(variant, settings_of(variant))
+            if wname not in initialised:
+                srv.psql(f"CREATE DATABASE {w.dbname}")
+                if w.pgbench_init:
+                    init = w.pgbench_init.replace("{scale}", str(w.scale))
+                    sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]), log)
+                if w.init_sql:
+                    tmp = work / f"{wname}.init.sql"
+                    tmp.write_text(w.init_sql.read_text().replace("{scale}", str(w.scale)))
+                    os.chmod(tmp, 0o644)
+                    srv.psql_file(tmp, w.dbname)
+                for k, v in w.session.items():
+                    srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
+                srv.psql("VACUUM ANALYZE", w.dbname)
+                initialised.add(wname)
+            script = work / f"{wname}.sql"
+            script.write_text(w.script.read_text())
+            os.chmod(script, 0o644)
+            if w.reset_sql:
+                srv.psql(w.reset_sql, w.dbname)
+            srv.psql("CHECKPOINT")
+            cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", str(clients), "-j", str(min(clients, ncpu)),
+                                                       "-D", f"scale={w.scale}"] + w.pgbench_args + ["-f", str(script)]
+            if a.warmup:
+                sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]))
+            srv.psql("SELECT flexlock_reset()")
+            t0 = cpu_times()
+            text = sh(as_user(cmd + ["-T", str(a.secs), w.dbname]), log)
+            t1 = cpu_times()
+            p = parse_pgbench(text)
+            txns = p["transactions"]
+            busy_s = (busy_ticks(t1) - busy_ticks(t0)) / hz
+            D = busy_s / txns
+            cs = caps(srv, txns, cores)
+            row = {"point": name, "workload": wname, "variant": variant, "clients": clients,
+                   "tps_here": round(p["tps"], 1), "transactions": txns, "busy_cpu_s": round(busy_s, 2),
+                   "cpu_us_per_txn": round(D * 1e6, 2),
+                   "top_caps": ";".join(f"{c['tranche']}:{c['cap']:.0f}:{c['h_us']:.2f}us:{c['n_us']:.2f}us"
+                                        for c in cs[:3]),
+                   "measured_16": measured, "source": f"{R16}/{where}"}
+            lock_cap = cs[0]["cap"] if cs else float("inf")
+            for c in cores:
+                cpu_cap = c / D
+                pred = min(cpu_cap, lock_cap)
+                row[f"cpu_cap_{c}"] = round(cpu_cap)
+                row[f"pred_{c}"] = round(pred)
+                row[f"binds_{c}"] = "CPU" if cpu_cap <= lock_cap else cs[0]["tranche"]
+            row["error_16"] = round(row["pred_16"] / measured - 1, 3) if 16 in cores and measured else None
+            results.append(row)
+            (out / "raw").mkdir(exist_ok=True)
+            (out / "raw" / f"{name.replace('/', '-').replace(' ', '_')}.json").write_text(
+                json.dumps({"row": row, "caps": cs, "pgbench": text}, indent=1) + "\n")
+            print(f"{name}: {p['tps']:.0f} tps here, D {D * 1e6:.1f} us/txn, "
+                  f"pred16 {row.get('pred_16')} ({row.get('binds_16')}) vs {measured}: error {row['error_16']}",
+                  flush=True)
+    finally:
+        srv.stop()
+    keys = list(results[0].keys()) if results else []
+    with open(out / "points.csv", "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=keys)
+        wr.writeheader()
+        wr.writerows(results)
+    facts = machine_facts()
+    lines = [f"# Predicted 16-core throughput from {facts['cores']}-core hold times",
+             "",
+             f"Machine: {facts['cores']} cores ({facts['model']}), {facts['memory_gib']} GiB; patched build; "
+             f"lock_stats_hold_sample = {a.sample}; {a.secs} s per point after {a.warmup} s warm-up, one run each; "
+             f"server settings as flexbench's ({', '.join(f'{k}={v}' for k, v in base.items() if k not in ('listen_addresses', 'log_line_prefix'))}).",
+             "Model: MODEL.md (committed before this run).  **Predictions**, next to the 16-core measurement and "
+             "the error (predicted / measured - 1).",
+             "",
+             "| point | tps here | CPU µs/txn | three lowest lock caps (tranche: cap tps, own hold µs/txn, nested µs/txn) | "
+             + " | ".join(f"CPU cap {c}" for c in cores) + " | "
+             + " | ".join(f"**predicted {c}** (binds)" for c in cores) + " | measured 16 | error |",
+             "|---|---:|---:|---|" + "---:|" * len(cores) * 2 + "---:|---:|"]
+    for r in results:
+        capsdesc = "; ".join(f"{t.split(':')[0]}: {t.split(':')[1]}, {t.split(':')[2]}, {t.split(':')[3]}"
+                             for t in r["top_caps"].split(";") if t)
+        lines.append(f"| {r['point']} | {r['tps_here']:.0f} | {r['cpu_us_per_txn']} | {capsdesc} | "
+                     + " | ".join(str(r[f'cpu_cap_{c}']) for c in cores) + " | "
+                     + " | ".join(f"{r[f'pred_{c}']} ({r[f'binds_{c}']})" for c in cores)
+                     + f" | {r['measured_16']} | {r['error_16']:+.0%} |")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
