@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,6 +58,14 @@ POINTS = [
     ("btree-ordered share/16", "btree-ordered", "btree-share-descent", 16, 329697, "btree-recheck"),
     ("select-only/16", "select-only", "stock", 16, 740129, "sharedadd"),
     ("select-only/64", "select-only", "stock", 64, 673241, "sharedadd"),
+    # designs never run on many cores: predictions only
+    ("walins-lockfree/16", "insert-1000", "walins-lockfree", 16, None, None),
+    ("walins-lockfree-32/16", "insert-1000", "walins-lockfree-32", 16, None, None),
+    ("walins-lockfree-32/64", "insert-1000", "walins-lockfree-32", 64, None, None),
+    ("select-only seed003-pre95/16", "select-only", "seed003-pre95", 16, None, None),
+    ("select-only seed003-pre95/64", "select-only", "seed003-pre95", 64, None, None),
+    ("tpcc stock/16", "tpcc", "stock", 16, None, None),
+    ("tpcc sharedadd-on/16", "tpcc", "sharedadd-on", 16, None, None),
 ]
 
 # Variants the sweep needs beyond variants/*.conf
@@ -77,7 +86,25 @@ def busy_ticks(t):
     return user + nice + system + irq + softirq
 
 
-def caps(srv, db_txns, cores):
+def apply_settings(srv, settings, all_keys):
+    """ALTER SYSTEM the settings (resetting the other keys any point uses),
+    reload, restart if one needs it, and check them."""
+    for k in sorted(all_keys - settings.keys()):
+        srv.psql(f"ALTER SYSTEM RESET {k}")
+    for k, v in settings.items():
+        srv.psql(f"ALTER SYSTEM SET {k} = '{v}'")
+    srv.psql("SELECT pg_reload_conf()")
+    time.sleep(0.3)
+    if srv.psql("SELECT count(*) FROM pg_settings WHERE pending_restart") != "0":
+        srv.stop()
+        srv.start()
+    for k, v in settings.items():
+        got = srv.psql(f"SELECT current_setting('{k}')")
+        if got != v and not (got in ("on", "off") and v in ("true", "false", "1", "0")):
+            raise SystemExit(f"capcheck: {k} is {got!r} after setting {v!r}")
+
+
+def caps(srv, db_txns, secs):
     """Lock caps per tranche from flexlock_lwlocks and the tranche sizes."""
     rows = srv.psql("SELECT l.tranche, coalesce(i.instances, 0), l.hold_exclusive_ms, l.hold_wait_exclusive_ms, "
                     "l.holds_timed FROM flexlock_lwlocks l LEFT JOIN flexlock_tranche_instances() i "
@@ -92,7 +119,8 @@ def caps(srv, db_txns, cores):
             continue
         own = max(h - n, 1e-12)
         out.append({"tranche": name, "k": k, "h_us": h * 1e6, "n_us": n * 1e6,
-                    "cap": k / own, "cap_total": k / h, "timed": int(timed)})
+                    "cap": k / own, "cap_total": k / h, "timed": int(timed),
+                    "utilization": h * db_txns / secs / k})
     return sorted(out, key=lambda c: c["cap"])
 
 
@@ -129,13 +157,16 @@ def main():
     ncpu = os.cpu_count()
     hz = os.sysconf("SC_CLK_TCK")
     initialised = set()
+    all_keys = set()
+    for p in POINTS:
+        all_keys |= settings_of(p[2]).keys()
     results = []
     try:
         for name, wname, variant, clients, measured, where in POINTS:
             if only and name not in only:
                 continue
             w = Workload(wname)
-            srv.set_variant(variant, settings_of(variant))
+            apply_settings(srv, settings_of(variant), all_keys)
             if wname not in initialised:
                 srv.psql(f"CREATE DATABASE {w.dbname}")
                 if w.pgbench_init:
@@ -150,14 +181,17 @@ def main():
                     srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
                 srv.psql("VACUUM ANALYZE", w.dbname)
                 initialised.add(wname)
-            script = work / f"{wname}.sql"
-            script.write_text(w.script.read_text())
-            os.chmod(script, 0o644)
+            fargs = []
+            for src, weight in w.scripts:
+                dst = work / f"{wname}-{src.name}"
+                dst.write_text(src.read_text())
+                os.chmod(dst, 0o644)
+                fargs += ["-f", str(dst) if weight is None else f"{dst}@{weight}"]
             if w.reset_sql:
                 srv.psql(w.reset_sql, w.dbname)
             srv.psql("CHECKPOINT")
             cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", str(clients), "-j", str(min(clients, ncpu)),
-                                                       "-D", f"scale={w.scale}"] + w.pgbench_args + ["-f", str(script)]
+                                                       "-D", f"scale={w.scale}"] + w.pgbench_args + fargs
             if a.warmup:
                 sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]))
             srv.psql("SELECT flexlock_reset()")
@@ -168,13 +202,15 @@ def main():
             txns = p["transactions"]
             busy_s = (busy_ticks(t1) - busy_ticks(t0)) / hz
             D = busy_s / txns
-            cs = caps(srv, txns, cores)
+            cs = caps(srv, txns, a.secs)
             row = {"point": name, "workload": wname, "variant": variant, "clients": clients,
                    "tps_here": round(p["tps"], 1), "transactions": txns, "busy_cpu_s": round(busy_s, 2),
                    "cpu_us_per_txn": round(D * 1e6, 2),
                    "top_caps": ";".join(f"{c['tranche']}:{c['cap']:.0f}:{c['h_us']:.2f}us:{c['n_us']:.2f}us"
                                         for c in cs[:3]),
-                   "measured_16": measured, "source": f"{R16}/{where}"}
+                   "walinsert_utilization": next((round(c["utilization"], 3) for c in cs
+                                                  if c["tranche"] == "WALInsert"), None),
+                   "measured_16": measured, "source": f"{R16}/{where}" if where else ""}
             lock_cap = cs[0]["cap"] if cs else float("inf")
             for c in cores:
                 cpu_cap = c / D
@@ -216,7 +252,8 @@ def main():
         lines.append(f"| {r['point']} | {r['tps_here']:.0f} | {r['cpu_us_per_txn']} | {capsdesc} | "
                      + " | ".join(str(r[f'cpu_cap_{c}']) for c in cores) + " | "
                      + " | ".join(f"{r[f'pred_{c}']} ({r[f'binds_{c}']})" for c in cores)
-                     + f" | {r['measured_16']} | {r['error_16']:+.0%} |")
+                     + (f" | {r['measured_16']} | {r['error_16']:+.0%} |" if r['measured_16']
+                        else " | (not run) | prediction |"))
     (out / "table.md").write_text("\n".join(lines) + "\n")
     return 0
 
