@@ -1,0 +1,114 @@
+--
+-- flexlock_report() (flexlock 1.1): the lock profile since the last reset
+-- in SQL, and the update from 1.0 that brings it.  Assertions are
+-- relations, not numbers, and hold under every variant config.
+--
+
+-- The update from 1.0 adds the function, and gives the same objects as a
+-- fresh CREATE EXTENSION (which runs 1.0 and then the update script).
+CREATE EXTENSION flexlock VERSION '1.0';
+SELECT count(*) AS report_in_1_0 FROM pg_proc WHERE proname = 'flexlock_report';
+ALTER EXTENSION flexlock UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
+SELECT a.name, a.mode
+  FROM pg_proc p, unnest(p.proargnames, p.proargmodes) WITH ORDINALITY a(name, mode, n)
+ WHERE p.proname = 'flexlock_report' ORDER BY a.n;
+CREATE TEMP TABLE regress_updated AS
+  SELECT pg_describe_object(classid, objid, objsubid) AS object
+    FROM pg_depend
+   WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+     AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flexlock');
+DROP EXTENSION flexlock;
+CREATE EXTENSION flexlock;
+SELECT count(*) > 20 AS many_objects,
+       count(*) FILTER (WHERE u.object IS NULL) AS only_in_fresh,
+       count(*) FILTER (WHERE f.object IS NULL) AS only_in_updated
+  FROM regress_updated u
+  FULL JOIN (SELECT pg_describe_object(classid, objid, objsubid) AS object
+               FROM pg_depend
+              WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+                AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flexlock')) f
+    USING (object);
+DROP TABLE regress_updated;
+
+-- Bad input: one clear error each
+SELECT * FROM flexlock_report(0);
+SELECT * FROM flexlock_report(-5);
+SELECT * FROM flexlock_report(100, 0);
+SELECT * FROM flexlock_report(100, NULL);
+
+-- Sections come in a fixed order; all but counter are always there, a
+-- section with nothing to show says so in one row.
+SET lock_stats_hold_sample = 0;
+SELECT flexlock_reset() IS NOT NULL AS reset;
+CREATE TEMP TABLE regress_report AS
+  SELECT ordinality AS n, r.* FROM flexlock_report(1000) WITH ORDINALITY r;
+SELECT section, min(n) = max(n) - count(*) + 1 AS contiguous
+  FROM regress_report WHERE section <> 'counter' GROUP BY section ORDER BY min(n);
+-- counter rows (variant configs not at stock) come last
+SELECT coalesce(min(n) FILTER (WHERE section = 'counter'), 1000) >
+       max(n) FILTER (WHERE section <> 'counter') AS counters_last
+  FROM regress_report;
+SELECT item, events = 1000 AS transactions_shown FROM regress_report WHERE section = 'run';
+SELECT count(*) = 1 AS one_row_per_empty_section
+  FROM regress_report WHERE section = 'lwlock hold' AND item = 'not sampled';
+-- the variant rows are the variants not at their stock setting
+SELECT count(*) FILTER (WHERE item <> 'stock') =
+       (SELECT count(*) FROM flexlock_variants WHERE current_setting <> stock_setting)
+       AS variant_rows_match
+  FROM regress_report WHERE section = 'variant';
+-- per transaction: the events divided by the transactions, to 3 digits
+SELECT bool_and(abs(per_txn - events / 1000.0) <= 0.005 * events / 1000.0) AS per_txn_right,
+       bool_and(per_txn IS NULL) FILTER (WHERE section IN ('run', 'variant')) AS none_for_run
+  FROM regress_report WHERE events > 0;
+-- without the transactions, totals only
+SELECT bool_and(per_txn IS NULL AND us_per_txn IS NULL) AS totals_only,
+       bool_and(events IS NULL) FILTER (WHERE section = 'run') AS no_transactions
+  FROM flexlock_report();
+DROP TABLE regress_report;
+
+-- What this session does shows: a 20 ms exclusive hold of the test lock
+-- with every hold timed, heavyweight lock acquisitions, a contended
+-- spinlock acquisition (made up by flexlock_test_spin_delay).
+CREATE TABLE regress_report_t (id int PRIMARY KEY);
+SELECT flexlock_reset() IS NOT NULL AS reset;
+SET lock_stats_hold_sample = 1;
+SELECT flexlock_test_lwlock('exclusive', 20);
+SET lock_stats_hold_sample = 0;
+SELECT count(*) FROM regress_report_t WHERE id = 1;
+SELECT flexlock_test_spin_delay('regress_report_site', 3, 2);
+SELECT item, events = 1 AS one_acquisition, time_ms >= 20 AS held_20ms, avg_us >= 20000 AS avg_shown,
+       us_per_txn >= 2000 AS per_txn_shown
+  FROM flexlock_report(10, 100) WHERE section = 'lwlock hold' AND item LIKE 'flexlock_lwbench%';
+SELECT item, events > 0 AS acquisitions, detail LIKE 'fast path %' AS how_granted
+  FROM flexlock_report() WHERE section = 'hwlock';
+SELECT item, events >= 1 AS contended FROM flexlock_report() WHERE section = 'spinlock';
+
+-- A variant not at its stock setting shows, with its counter family.
+SET lwlock_shared_add = on;
+SELECT item, detail FROM flexlock_report() WHERE section = 'variant' AND item = 'lwlock_shared_add';
+SELECT bool_and(split_part(item, '.', 1) IN ('sharedadd', 'btree', 'groupclear', 'walflush', 'walinsert',
+                                             'walreserve', 'walbuffer', 'lwspin', 'clocksweep', 'extend'))
+       IS NOT FALSE AS only_variant_families
+  FROM flexlock_report() WHERE section = 'counter';
+RESET lwlock_shared_add;
+
+-- Reading is for monitoring roles, the heavyweight lock statistics too
+-- (1.0 let any role call their functions, and not pg_monitor read them)
+CREATE ROLE regress_report_reader;
+SET ROLE regress_report_reader;
+SELECT count(*) FROM flexlock_report();
+SELECT count(*) FROM flexlock_hwlocks();
+SELECT count(*) FROM flexlock_hwlock_backends();
+SELECT count(*) FROM flexlock_hwlock_wait_histogram();
+RESET ROLE;
+GRANT pg_monitor TO regress_report_reader;
+SET ROLE regress_report_reader;
+SELECT count(*) >= 7 AS monitor_reads FROM flexlock_report(1);
+SELECT count(*) >= 0 AS monitor_reads_hwlocks FROM flexlock_hwlocks;
+SELECT count(*) >= 0 AS monitor_reads_hwlock_backends FROM flexlock_hwlock_backends;
+SELECT count(*) >= 0 AS monitor_reads_hwlock_histogram FROM flexlock_hwlock_wait_histogram;
+RESET ROLE;
+DROP ROLE regress_report_reader;
+DROP TABLE regress_report_t;
+DROP EXTENSION flexlock;
