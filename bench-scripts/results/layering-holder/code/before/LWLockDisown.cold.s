@@ -1,1 +1,0 @@
-call <LWLockDisownInternal.part.0>

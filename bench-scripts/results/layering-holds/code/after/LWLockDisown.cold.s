@@ -1,2 +1,0 @@
-mov %rbx,%rdi
-call <LWLockDisownInternal.part.0>

@@ -1,2 +1,0 @@
-xchg %rdx,(%rsi)
-jmp <LWLockRelease>
