@@ -28,9 +28,10 @@
 #      - none) / N), also without the clock-driven statistics flushes.
 #
 # Writes bench-scripts/results/layering/ (override with RESULTS=): RESULT.md,
-# the normalised listings (code/before; code/after only where the code
-# differs), a unified diff per
-# function whose code differs (code/FUNCTION.diff), and the figures as TSV.
+# a unified diff per function whose code differs (code/FUNCTION.diff), and
+# the figures as TSV.  The normalised listings themselves (before/; after/
+# only where the code differs) go to build/layering/code/, not to the
+# results: run after run they were the same files again.
 # N_SELECT and N_TPCB size the runs.
 
 . "$(dirname "$0")/lib.sh"
@@ -269,7 +270,7 @@ def source_lines(listing):
     return out
 
 
-def code(outdir):
+def code(outdir, listdir):
     listings, names = {}, {}
     for b in BUILDS:
         binary = os.environ["BIN_" + b]
@@ -292,8 +293,8 @@ def code(outdir):
             for b, lst in (("before", lb), ("after", la)):
                 # code/after holds only what differs from code/before
                 if lst is not None and not (b == "after" and lst == lb):
-                    os.makedirs(os.path.join(outdir, b), exist_ok=True)
-                    with open(os.path.join(outdir, b, p + ".s"), "w") as f:
+                    os.makedirs(os.path.join(listdir, b), exist_ok=True)
+                    with open(os.path.join(listdir, b, p + ".s"), "w") as f:
                         f.write("".join(x + "\n" for x in lst))
             if lb is None or la is None:
                 status = "only " + ("after" if lb is None else "before")
@@ -599,11 +600,11 @@ PY
 }
 
 mkdir -p "$RESULTS"
-rm -rf "$RESULTS/code"
-mkdir -p "$RESULTS/code"
+rm -rf "$RESULTS/code" "$WORK/code"
+mkdir -p "$RESULTS/code" "$WORK/code"
 say "comparing the generated code"
 BIN_before=$WORK/install-before/bin/postgres BIN_after=$WORK/install-after/bin/postgres \
-	analyse code "$RESULTS/code" >"$RESULTS/code.tsv" ||
+	analyse code "$RESULTS/code" "$WORK/code" >"$RESULTS/code.tsv" ||
 	die "disassembly failed"
 
 # --- callgrind ----------------------------------------------------------------
@@ -681,9 +682,10 @@ analyse calls "$RESULTS/callgrind.tsv" "$RESULTS/callees.tsv" "$RESULTS/flush.ts
 	echo "written as instruction indexes (<fn:Ln>), other targets as symbols without offset, RIP-relative"
 	echo "displacements as ADDR(%rip), data symbols without address, offset and .N numbering, and the"
 	echo "source line number passed to errfinish() (an ereport's __LINE__, which moves with the source) as"
-	echo "\$LINE.  The listings are in code/before, and in code/after where the code differs (an identical"
-	echo "function is listed once, in code/before); a unified diff per function that differs in"
-	echo "code/FUNCTION.diff; the figures as TSV in totals.tsv, callgrind.tsv (build, workload,"
+	echo "\$LINE.  A unified diff per function that differs is in code/FUNCTION.diff.  The listings"
+	echo "themselves are not kept here: \`make layering BEFORE=rev AFTER=rev\` writes them to"
+	echo "build/layering/code/before, and to code/after where the code differs; the figures as TSV in"
+	echo "totals.tsv, callgrind.tsv (build, workload,"
 	echo "function, symbol, calls, self Ir, inclusive Ir), callees.tsv (calls the entry points make),"
 	echo "flush.tsv (build, workload, total Ir, inclusive Ir of pgstat_report_stat) and code.tsv."
 	echo
