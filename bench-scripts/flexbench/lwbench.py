@@ -19,6 +19,7 @@ from .config import BenchError, KNOWN_BUILDS, UsageError, names, positive_ints
 from . import stats
 from .machine import machine_facts
 from .meta import series_info
+from .report import write_readme
 from .servers import Server, base_settings, prepare_run_user, run_user
 
 
@@ -103,6 +104,7 @@ def lwlock_bench(args):
             "series": series_info()}
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     write_summary(out, rows, meta)
+    write_readme(out, meta)
     print()
     print((out / "summary.md").read_text())
     print(f"flexbench: results in {out}")
@@ -127,7 +129,9 @@ def report(out):
     for r in rows:
         for k, conv in NUMERIC.items():
             r[k] = conv(r[k])
-    write_summary(out, rows, json.loads((out / "meta.json").read_text()))
+    meta = json.loads((out / "meta.json").read_text())
+    write_summary(out, rows, meta)
+    write_readme(out, meta)
     return [out / "summary.md"]
 
 

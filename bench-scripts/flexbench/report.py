@@ -179,9 +179,71 @@ def counters_table(out, family):
     return "\n".join(lines)
 
 
+def readme_text(out, meta, what=None):
+    """A short README.md for a run directory: what ran, where and when,
+    from meta.json (a flexbench run or an lwlock micro-benchmark)."""
+    out = Path(out)
+    mx = meta.get("matrix", {})
+    m = meta.get("machine", {})
+    lines = [f"# {out.name}", ""]
+    if what:
+        lines += [what, ""]
+    lines += ["What ran:", ""]
+    if "workers" in mx:
+        lines += [f"- `flexbench.py lwlock` (`make lwbench`): `flexlock_bench_lwlock()` on the "
+                  f"{meta.get('build', '?')} build, compare-exchange vs fetch-add",
+                  f"- workers {', '.join(map(str, mx.get('workers', [])))}; "
+                  f"shared {', '.join(f'{x}%' for x in mx.get('shared_percent', []))}; "
+                  f"{mx.get('reps')} repetitions of {mx.get('seconds')} s, both algorithms in each, alternating order"]
+    else:
+        preset = meta.get("preset")
+        lines.append("- `flexbench.py run`" + (f", preset `{preset}`" if preset else "")
+                     + f": {meta.get('runs', '?')} runs of this matrix")
+        builds = meta.get("builds", {})
+        lines.append("- builds: " + ", ".join(f"{b} ({i.get('version', '?').replace('postgres (PostgreSQL) ', 'PostgreSQL ')})"
+                                              for b, i in builds.items()) if builds else
+                     "- builds: " + ", ".join(mx.get("builds", [])))
+        variants = meta.get("variants", {})
+        lines.append("- variants: " + ", ".join(
+            f"{v}" + (f" ({', '.join(f'{k} = {x}' for k, x in st.items())})" if st else "")
+            for v, st in variants.items()) if variants else "- variants: " + ", ".join(mx.get("variants", [])))
+        lines.append("- workloads: " + ", ".join(mx.get("workloads", [])))
+        lines.append(f"- clients {', '.join(map(str, mx.get('clients', [])))}; {mx.get('reps')} repetitions "
+                     f"of {mx.get('duration_s')} s after {mx.get('warmup_s')} s of warm-up, "
+                     "the builds/variants of a point interleaved")
+    started, finished = meta.get("started"), meta.get("finished")
+    lines.append("- when: " + (started or "?") + (f" to {finished}" if finished else "") + " (UTC)")
+    if meta.get("flexlock_commit"):
+        lines.append(f"- code: flexlock {meta['flexlock_commit']}, {len(meta.get('series', []))} patches")
+    lines += ["", "Where:", "",
+              f"- {m.get('cores', '?')} cores ({m.get('model', '?')}), {m.get('memory_gib', '?')} GiB, "
+              f"{m.get('system', 'Linux')} {m.get('kernel', '?')}"]
+    src = meta.get("source")
+    if src:
+        lines.append(f"- PostgreSQL {src[0]} from a {src[1]}" + (f" ({src[3]})" if len(src) > 3 else ""))
+    files = [(f, d) for f, d in (("summary.md", "the tables"), ("plots", "tps and ratios against clients"),
+                                   ("runs.csv", "one row per run"),
+                                   ("meta.json", "machine, versions, series, settings"),
+                                   ("raw", "each run's pgbench output and lock statistics deltas"),
+                                   ("driver.log", "the driver's log"))
+             if (out / f).exists() or f == "summary.md"]
+    lines += ["", "Files: " + "; ".join(f"`{f}{'/' if f in ('plots', 'raw') else ''}` ({d})" for f, d in files)
+              + ".  `bench-scripts/flexbench.py report DIR` writes `summary.md` "
+              + ("and the plots " if "workers" not in mx else "") + "again; readings of the results "
+              "are in `bench-scripts/results/README.md`.", ""]
+    return "\n".join(lines)
+
+
+def write_readme(out, meta, what=None):
+    """README.md of a run directory, unless it has one."""
+    path = Path(out) / "README.md"
+    if not path.exists() and meta:
+        path.write_text(readme_text(out, meta, what))
+
+
 def report(out):
-    """summary.md and plots from runs.csv (and meta.json and raw/ if there).
-    Returns the plot paths."""
+    """summary.md and plots from runs.csv (and meta.json and raw/ if there),
+    and README.md if the directory has none.  Returns the plot paths."""
     out = Path(out)
     rows = load_rows(out)
     meta = json.loads((out / "meta.json").read_text()) if (out / "meta.json").is_file() else {}
@@ -217,28 +279,26 @@ def report(out):
         lines += [f"## {w}", ""]
         if info:
             lines += [f"{info.get('description', '')} (seed {info.get('seed', '-')})", ""]
-        head = ["clients"]
-        for cfg in cfgs:
-            head.append(f"{cfg[0]}/{cfg[1]}")
-            ref = stats.reference(cfg, per_cfg)
-            if ref:
-                head += [f"ratio to {ref[0]}/{ref[1]} [interval]", "verdict (coverage, pairs)"]
-        lines.append("| " + " | ".join(head) + " |")
-        lines.append("|" + "---:|" * len(head))
+        # one row per client count and build/variant: as many columns
+        # however many variants, so that it reads on a screen and in a diff
+        lines += ["| clients | build/variant | tps | reference | ratio [interval] | verdict (coverage, pairs) |",
+                  "|---:|---|---:|---|---:|---|"]
         clients = sorted({c for cfg in cfgs for c in per_cfg[cfg]})
         for c in clients:
-            cells = [str(c)]
             for cfg in cfgs:
-                reps = per_cfg[cfg].get(c, {})
-                cells.append(fmt(med(reps.values(), "tps"), ".0f"))
-                if stats.reference(cfg, per_cfg):
-                    k = cmps.get((cfg, c))
-                    if k:
-                        cells += [f"{k['ratio']:.3f} [{k['low']:.3f}, {k['high']:.3f}]",
-                                  f"{k['verdict']} ({k['coverage']:.1%}, {k['n']})"]
-                    else:
-                        cells += ["-", "-"]
-            lines.append("| " + " | ".join(cells) + " |")
+                reps = per_cfg[cfg].get(c)
+                if not reps:
+                    continue
+                ref = stats.reference(cfg, per_cfg)
+                k = cmps.get((cfg, c))
+                cells = [str(c), f"{cfg[0]}/{cfg[1]}", fmt(med(reps.values(), "tps"), ".0f"),
+                         f"{ref[0]}/{ref[1]}" if ref else "-"]
+                if k:
+                    cells += [f"{k['ratio']:.3f} [{k['low']:.3f}, {k['high']:.3f}]",
+                              f"{k['verdict']} ({k['coverage']:.1%}, {k['n']})"]
+                else:
+                    cells += ["-", "-"]
+                lines.append("| " + " | ".join(cells) + " |")
         # new orders per minute beside tps, for workloads that have them
         has_nopm = any(r.get("nopm") is not None for per in per_cfg.values()
                        for reps in per.values() for r in reps.values())
@@ -277,6 +337,7 @@ def report(out):
                 continue
             lines += [f"### {f}", "", table, ""]
     (out / "summary.md").write_text("\n".join(lines))
+    write_readme(out, meta)
     return plots
 
 

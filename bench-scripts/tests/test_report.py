@@ -61,12 +61,17 @@ class ReportTest(unittest.TestCase):
              "workloads": {"w": {"description": "a workload", "seed": "000"}}}))
         report.report(self.out)
         s = (self.out / "summary.md").read_text()
-        self.assertIn("| clients | vanilla/stock | patched/stock | ratio to vanilla/stock [interval] "
+        # one row per client count and build/variant, whatever their number
+        self.assertIn("| clients | build/variant | tps | reference | ratio [interval] "
                       "| verdict (coverage, pairs) |", s)
-        self.assertIn("| 1 | 100 | 120 | 1.200 [1.190, 1.211] | faster (96.9%, 6) |", s)
-        self.assertRegex(s, r"\| 4 \| 300 \| 300 \| 1\.0\d\d \[0\.97\d, 1\.0\d\d\] \| no difference \(96\.9%, 6\) \|")
-        self.assertIn("| clients | patched/stock | patched/x | ratio to patched/stock [interval] |", s)
-        self.assertIn("| 4 | 100 | 80 | 0.800 [0.790, 0.810] | too few reps (75.0%, 3) |", s)
+        self.assertIn("| 1 | vanilla/stock | 100 | - | - | - |\n"
+                      "| 1 | patched/stock | 120 | vanilla/stock | 1.200 [1.190, 1.211] | faster (96.9%, 6) |\n", s)
+        self.assertRegex(s, r"\| 4 \| patched/stock \| 300 \| vanilla/stock \| 1\.0\d\d \[0\.97\d, 1\.0\d\d\] "
+                            r"\| no difference \(96\.9%, 6\) \|")
+        self.assertIn("| 4 | patched/x | 80 | patched/stock | 0.800 [0.790, 0.810] | too few reps (75.0%, 3) |", s)
+        for line in s.splitlines():
+            if line.startswith("| clients | build/variant | tps | reference"):
+                self.assertEqual(line.count("|"), 7, "six columns")
         self.assertIn("order-statistic (binomial) confidence interval", s)
         self.assertIn("2-core machine", s)
         # the second table: latency and CPU medians beside tps
@@ -74,6 +79,13 @@ class ReportTest(unittest.TestCase):
         for w in ("w", "v"):
             self.assertEqual((self.out / "plots" / f"{w}.png").read_bytes()[:8], PNG_MAGIC)
             self.assertIn("<svg", (self.out / "plots" / f"{w}.svg").read_text())
+        # a README says what ran and where, and is never overwritten
+        readme = (self.out / "README.md").read_text()
+        self.assertIn("What ran:", readme)
+        self.assertIn("- 2 cores (m), 1 GiB, Linux k", readme)
+        (self.out / "README.md").write_text("mine\n")
+        report.report(self.out)
+        self.assertEqual((self.out / "README.md").read_text(), "mine\n")
 
     def test_nopm_beside_tps(self):
         """New orders per minute: a column of the second table for a
@@ -103,7 +115,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("w.png", p.stdout)
         s = (self.out / "summary.md").read_text()
-        self.assertIn("| 16 | 100 | 90 | 0.900 [0.880, 0.920] | slower (96.9%, 6) |", s)
+        self.assertIn("| 16 | patched/y | 90 | patched/stock | 0.900 [0.880, 0.920] | slower (96.9%, 6) |", s)
         self.assertIn("| 16 | patched/y | 90 | - | - | - | - | - | - | - | - | ProcArray:10:1.5ms |", s)
         p = driver("report", str(self.out / "nosuch"))
         self.assertEqual(p.returncode, 2)

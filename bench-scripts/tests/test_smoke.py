@@ -75,8 +75,9 @@ class SmokeTest(unittest.TestCase):
 
         summary = (out / "summary.md").read_text()
         self.assertIn("## insert-10", summary)
-        self.assertIn("| clients | cassert/stock | cassert/notiming | ratio to cassert/stock [interval] "
+        self.assertIn("| clients | build/variant | tps | reference | ratio [interval] "
                       "| verdict (coverage, pairs) |", summary)
+        self.assertRegex(summary, r"\| 2 \| cassert/notiming \| \d+ \| cassert/stock \| \d\.\d{3} \[")
         self.assertIn("too few reps (50.0%, 2)", summary)
         self.assertIn("| 2 | cassert/notiming |", summary)
         self.assertEqual(list((out / "raw").glob("*log*")), [], "the latency logs are deleted")
