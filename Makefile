@@ -19,6 +19,10 @@
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
+# `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
+# these from make's command line only (not from the environment):
+#   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
+#   SCALE=N  PORT=N  SCRIPT=file.sql  CLIENTS=N  TIME=S  PGBENCH_ARGS="..."
 
 SHELL := /bin/bash
 S := scripts
@@ -27,12 +31,19 @@ export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS 
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check check-full bench lwbench overhead layering bundle clean distclean
+	check-patches check check-full bench lwbench overhead layering bundle clean distclean \
+	server psql stop status pgbench
+
+SERVER_VARS := BUILD FRESH VARIANT SET SCALE PORT SCRIPT CLIENTS TIME PGBENCH_ARGS
+SERVER_CMDLINE := $(strip $(foreach v,$(SERVER_VARS),$(if $(filter command line,$(origin $(v))),$(v))))
 
 help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
 	@echo
 	@echo "  make postgres        build vanilla, patched and cassert into build/install/"
+	@echo "  make server          start a server of the patched build (BUILD= VARIANT= SET= SCALE= FRESH=1 PORT=)"
+	@echo "  make pgbench         SCRIPT=file.sql [CLIENTS= TIME=]: a pgbench run and its lock profile"
+	@echo "  make psql            psql on that server; make status, make stop"
 	@echo "  make check           every test, against the cassert build"
 	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/)"
 	@echo "  make lwbench         LWLock micro-benchmark, compare-exchange vs fetch-add (LWBENCH_ARGS)"
@@ -89,7 +100,14 @@ layering:
 bundle: deps
 	@$(S)/bundle.sh
 
+server:
+	@FLEXLOCK_CMDLINE="$(SERVER_CMDLINE)" $(S)/server.sh start
+
+psql stop status pgbench:
+	@FLEXLOCK_CMDLINE="$(SERVER_CMDLINE)" $(S)/server.sh $@
+
 clean:
+	@$(S)/server.sh stop >/dev/null 2>&1 || true
 	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/layering build/check-patches build/check-patches.src build/bundle
 
 distclean:

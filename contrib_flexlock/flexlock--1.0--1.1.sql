@@ -16,7 +16,8 @@
 --                tranches and modes by time held: acquisitions, hold time
 --                per transaction, average hold, the share of the time the
 --                lock was held (a tranche of one lock) and the throughput
---                its exclusive holds cap (flexlock_lock_caps)
+--                its exclusive holds cap (flexlock_lock_caps; caps of 10
+--                million transactions per second and more are left out)
 --   hwlock       heavyweight lock acquisitions by how they were granted,
 --                then the top lock types and modes by time waited
 --   spinlock     contended spinlock acquisitions, with the top call sites
@@ -145,9 +146,8 @@ BEGIN
                     THEN format('held %s%% of the time', round((100 * ld.utilization)::numeric, 1)) END,
                CASE WHEN h.nested_ms > 0
                     THEN format('%s%% of it asleep on other locks', round((100 * h.nested_ms / h.hold_ms)::numeric, 1)) END,
-               CASE WHEN h.mode = 'exclusive' AND cp.cap_tps IS NOT NULL
-                    THEN format('caps %s tps', CASE WHEN cp.cap_tps < 1e6 THEN round(cp.cap_tps::numeric)::text
-                                                    ELSE trim(to_char(cp.cap_tps, '9.99EEEE')) END) END)
+               CASE WHEN h.mode = 'exclusive' AND cp.cap_tps < 1e7
+                    THEN format('caps %s tps', round(cp.cap_tps::numeric)) END)
         FROM holds h CROSS JOIN p
         LEFT JOIN flexlock_lock_load ld ON ld.tranche = h.tranche
         LEFT JOIN flexlock_lock_caps(flexlock_report.transactions) cp ON cp.tranche = h.tranche
@@ -184,7 +184,8 @@ BEGIN
     UNION ALL
     SELECT 8, 'spinlock', 'contended', s.contended, s.contended / p.txn, NULL, NULL, NULL,
            CASE WHEN coalesce(s.contended, 0) = 0 THEN 'no spinlock found held'
-                ELSE format('%s delays (at most %s in one acquisition)', s.delays, s.max_delays)
+                ELSE CASE WHEN s.delays > 0 THEN format('%s delays (sleeps), at most %s in one acquisition', s.delays, s.max_delays)
+                          ELSE 'spun, never slept' END
                      || coalesce('; ' || (SELECT string_agg(format('%s %s', t.site, t.contended), ', ' ORDER BY t.contended DESC)
                                            FROM (SELECT * FROM flexlock_spinlocks sp WHERE sp.contended > 0
                                                   ORDER BY sp.contended DESC LIMIT (SELECT n FROM p)) t), '')

@@ -17,6 +17,8 @@ if [ -z "${FORCE:-}" ] && [ -d "$TREE/.git" ] && [ -f "$STATE" ]; then
 		die "build/src has work that is not in patches/: 'make export-patches' first, or 'make distclean FORCE=1' to discard it"
 	fi
 fi
+# the server of 'make server' lives in build/server
+"$FLEXLOCK_TOP/scripts/server.sh" stop >/dev/null 2>&1 || true
 rm -rf "$BUILD"
 rm -rf "$CACHE/downloads" "$CACHE/apt"
 say "removed $(rel "$BUILD") and the cached downloads in $CACHE (ccache kept)"

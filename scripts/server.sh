@@ -1,0 +1,421 @@
+#!/usr/bin/env bash
+# scripts/server.sh — one PostgreSQL server of a build to try things on, and
+# pgbench with the lock profile of the run:
+#
+#   server.sh start     make server   start it (a data directory is made once
+#                                     and kept), create the extension, apply
+#                                     a variant or settings, load pgbench tables
+#   server.sh stop      make stop
+#   server.sh status    make status
+#   server.sh psql      make psql     psql on it (standard input or a terminal)
+#   server.sh pgbench   make pgbench  a pgbench script, statistics reset first,
+#                                     then tps, latency and flexlock_report()
+#
+# Settings, from make's command line (the Makefile lists in FLEXLOCK_CMDLINE
+# the ones given there, so that a variable of the same name in the
+# environment does not count):
+#   BUILD=patched|vanilla|cassert  the install (default patched, or
+#                      FLEXLOCK_SERVER_BUILD); a data directory belongs to
+#                      the build that made it
+#   FRESH=1            a new data directory (a running server is stopped)
+#   VARIANT=name       variants/NAME.conf          } kept in the data
+#   SET="guc=value ..." more settings (SET= none)  } directory's settings
+#   PORT=N             TCP port on localhost and   } until given again;
+#                      socket name (default 5418,  } a running server is
+#                      or FLEXLOCK_PORT)           } restarted to change them
+#   SCALE=N            pgbench tables at scale N (pgbench -i), if not there
+#   SCRIPT=file.sql CLIENTS=N TIME=S PGBENCH_ARGS="..."   make pgbench
+#
+# The server runs as the unprivileged user (FLEXLOCK_USER when root), with
+# its data directory, log and socket in build/server/ (FLEXLOCK_SERVER_DIR),
+# and trusts local connections, as initdb does by default.
+
+# Read make's variables before lib.sh takes BUILD for the build directory.
+declare -A given=()
+for v in ${FLEXLOCK_CMDLINE:-}; do
+	case $v in
+	BUILD | FRESH | VARIANT | SET | SCALE | PORT | SCRIPT | CLIENTS | TIME | PGBENCH_ARGS) given[$v]=${!v-} ;;
+	esac
+done
+
+. "$(dirname "$0")/lib.sh"
+
+SRV=${FLEXLOCK_SERVER_DIR:-$BUILD/server}
+DATA=$SRV/data
+STATE=$SRV/state
+LOG=$SRV/server.log
+DEFAULT_PORT=${FLEXLOCK_PORT:-5418}
+KNOWN_BUILDS="patched vanilla cassert"
+
+has() { [ -n "${given[$1]+x}" ]; }
+posint() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+
+# --- state: what the data directory was made by and started with -----------
+
+declare -A st=()
+read_state() {
+	st=()
+	[ -f "$STATE" ] || return 0
+	local k v
+	while IFS='=' read -r k v; do
+		[ -n "$k" ] && st[$k]=$v
+	done <"$STATE"
+}
+
+write_state() {
+	{
+		local k
+		for k in build variant set port scale user; do
+			printf '%s=%s\n' "$k" "${st[$k]-}"
+		done
+	} >"$STATE"
+	hand_over "$STATE"
+}
+
+have_data() { [ -f "$DATA/PG_VERSION" ]; }
+
+running() {
+	have_data && as_user "$INST/bin/pg_ctl" -D "$DATA" status >/dev/null 2>&1
+}
+
+# The build of the data directory, the install and its superuser.
+setup() {
+	read_state
+	if has BUILD; then
+		build=${given[BUILD]}
+	elif have_data && [ -n "${st[build]-}" ] && [ "${given[FRESH]-}" != 1 ]; then
+		build=${st[build]}
+	else
+		build=${FLEXLOCK_SERVER_BUILD:-patched}
+	fi
+	case " $KNOWN_BUILDS " in
+	*" $build "*) ;;
+	*) die "BUILD must be one of: $KNOWN_BUILDS (not '$build')" ;;
+	esac
+	INST=$BUILD/install/$build
+	[ -x "$INST/bin/postgres" ] ||
+		die "the $build build is not there ($(rel "$INST") is missing): run 'make $build' (or 'make postgres') first"
+	if is_root; then
+		user=$FLEXLOCK_USER
+	else
+		user=$(id -un)
+	fi
+	port=${st[port]:-$DEFAULT_PORT}
+}
+
+# psql's and pgbench's connection options
+conn() { conn=(-h "$SRV" -p "${st[port]}" -U "${st[user]}"); }
+
+say_connect() {
+	say "connect: $INST/bin/psql -h $SRV -p ${st[port]} -U ${st[user]} -d postgres  (or: make psql)"
+	say "or: export PATH=$INST/bin:\$PATH PGHOST=$SRV PGPORT=${st[port]} PGUSER=${st[user]} PGDATABASE=postgres"
+}
+
+describe() {
+	local d="${st[build]} build, variant ${st[variant]:-stock}"
+	[ -n "${st[set]-}" ] && d+=", SET=\"${st[set]}\""
+	d+=", port ${st[port]}"
+	[ -n "${st[scale]-}" ] && d+=", pgbench tables at scale ${st[scale]}"
+	printf '%s' "$d"
+}
+
+psql_q() {
+	conn
+	"$INST/bin/psql" -X -q -A -t -v ON_ERROR_STOP=1 "${conn[@]}" -d postgres "$@"
+}
+
+# --- make server -------------------------------------------------------------
+
+# The settings this start wants: variant and SET as given, else as before.
+want_settings() {
+	if [ "${given[FRESH]-}" = 1 ] || ! have_data; then
+		variant=stock set= port=$DEFAULT_PORT
+	else
+		variant=${st[variant]:-stock}
+		set=${st[set]-}
+	fi
+	if has VARIANT && [ -n "${given[VARIANT]}" ]; then
+		variant=${given[VARIANT]}
+		has SET || set=
+	fi
+	has SET && set=${given[SET]}
+	has PORT && port=${given[PORT]}
+	[[ $port =~ ^[1-9][0-9]*$ ]] && [ "$port" -ge 1024 ] && [ "$port" -le 65535 ] ||
+		die "PORT must be a number from 1024 to 65535, not '$port'"
+	[ -f "$FLEXLOCK_TOP/variants/$variant.conf" ] ||
+		die "unknown variant '$variant' (known: $(cd "$FLEXLOCK_TOP/variants" && ls -- *.conf | sed 's/\.conf$//' | paste -sd ' '))"
+	if has SCALE; then
+		posint "${given[SCALE]}" || die "SCALE must be a positive integer (pgbench -i -s), not '${given[SCALE]}'"
+	fi
+
+	# every setting must be one this build knows (a typo, or a variant on vanilla)
+	local known name tok
+	known=$("$INST/bin/postgres" --describe-config 2>/dev/null | cut -f1) ||
+		die "$(rel "$INST")/bin/postgres --describe-config failed; is the install complete?"
+	for tok in $set; do
+		[[ $tok =~ ^[A-Za-z_][A-Za-z0-9_.]*=.+$ ]] ||
+			die "SET takes guc=value words separated by spaces, e.g. SET=\"lock_stats_hold_sample=10 shared_buffers=1GB\"; '$tok' is not one"
+		name=${tok%%=*}
+		[[ $name == *.* ]] || grep -qx -- "$name" <<<"$known" ||
+			die "SET: the $build build has no setting '$name'"
+	done
+	while read -r name; do
+		[[ $name == *.* ]] || grep -qx -- "$name" <<<"$known" ||
+			die "variant '$variant' sets $name, which the $build build does not have (variants need BUILD=patched)"
+	done < <(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_.]*\)[[:space:]]*=.*/\1/p' "$FLEXLOCK_TOP/variants/$variant.conf")
+}
+
+# postgresql.conf includes this file, written at every start.
+write_conf() {
+	local conf=$DATA/flexlock-server.conf mem_mb shared tok
+	mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null || echo 2048)
+	shared=$((mem_mb / 16))
+	[ "$shared" -lt 128 ] && shared=128
+	[ "$shared" -gt 4096 ] && shared=4096
+	{
+		echo "# Written by 'make server' (scripts/server.sh) at every start; ALTER SYSTEM overrides it."
+		echo "# The machine's sizing, as make bench's servers:"
+		echo "listen_addresses = 'localhost'"
+		echo "port = $port"
+		printf "unix_socket_directories = '%s'\n" "$(printf '%s' "$SRV" | sed "s/'/''/g")"
+		echo "shared_buffers = '${shared}MB'"
+		echo "max_connections = 300"
+		echo "max_wal_size = '8GB'"
+		echo "min_wal_size = '1GB'"
+		echo "checkpoint_timeout = '30min'"
+		echo "log_line_prefix = '%m [%p] '"
+		if [ "$build" != vanilla ]; then
+			echo "# one LWLock hold in 100 timed, for the hold times of make pgbench"
+			echo "lock_stats_hold_sample = 100"
+		fi
+		echo
+		echo "# VARIANT=$variant: variants/$variant.conf"
+		cat "$FLEXLOCK_TOP/variants/$variant.conf"
+		if [ -n "$set" ]; then
+			echo
+			echo "# SET=\"$set\""
+			for tok in $set; do
+				printf "%s = '%s'\n" "${tok%%=*}" "$(printf '%s' "${tok#*=}" | sed "s/'/''/g")"
+			done
+		fi
+	} >"$conf"
+	hand_over "$conf"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# pg_ctl start; on failure, the server's first complaint.
+pg_start() {
+	local before rc=0 first
+	if port_in_use "$port"; then
+		die "port $port is in use (another server?): pick a free one with 'make server PORT=N'"
+	fi
+	before=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+	as_user "$INST/bin/pg_ctl" -D "$DATA" -l "$LOG" -w -t 120 start >/dev/null 2>&1 || rc=$?
+	if [ $rc -ne 0 ]; then
+		first=$(tail -c +$((before + 1)) "$LOG" 2>/dev/null | grep -m1 -E '(FATAL|PANIC|ERROR|LOG: +(invalid|unrecognized|parameter|could not))' |
+			sed -E 's/^[0-9-]+ [0-9:.]+ [A-Z]+ \[[0-9]+\] //; s/^(LOG|FATAL|PANIC|ERROR): +//' | cut -c1-200 || true)
+		case $first in
+		*"could not bind"* | *"Address already in use"*)
+			die "port $port is in use (another server?): pick a free one with 'make server PORT=N'" ;;
+		esac
+		die "the server did not start${first:+: $first}; fix the setting (VARIANT, SET) or see the log $(rel "$LOG")"
+	fi
+}
+
+cmd_start() {
+	setup
+	# a socket path is at most 107 bytes
+	[ $((${#SRV} + 18)) -le 107 ] ||
+		die "the socket path under $SRV is too long for a Unix socket; set FLEXLOCK_SERVER_DIR to a shorter directory"
+	if has FRESH; then
+		case ${given[FRESH]} in 1 | 0 | '') ;; *) die "FRESH=1 makes a new data directory; '${given[FRESH]}' is not 1" ;; esac
+	fi
+	if have_data && [ "${given[FRESH]-}" != 1 ]; then
+		if [ -z "${st[build]-}" ]; then
+			die "$(rel "$DATA") has no record of the build that made it ($(rel "$STATE") is missing): add FRESH=1 to make a new one"
+		elif [ "${st[build]}" != "$build" ]; then
+			die "$(rel "$DATA") is a data directory of the ${st[build]} build: run 'make server BUILD=${st[build]}', or add FRESH=1 to replace it with one for $build"
+		fi
+	fi
+	want_settings
+	ensure_test_user
+	mkdir -p "$SRV"
+	chmod 700 "$SRV"
+	is_root && chown "$FLEXLOCK_USER:" "$SRV"
+
+	local was_running=
+	running && was_running=1
+	if { [ -z "$was_running" ] || [ "$port" != "${st[port]-}" ]; } && port_in_use "$port"; then
+		die "port $port is in use (another server?): pick a free one with 'make server PORT=N'"
+	fi
+	if [ "${given[FRESH]-}" = 1 ] && have_data; then
+		if [ -n "$was_running" ]; then
+			say "FRESH=1: stopping the running server"
+			as_user "$INST/bin/pg_ctl" -D "$DATA" -m fast -w -t 120 stop >/dev/null
+			was_running=
+		fi
+		rm -rf "$DATA"
+		st=()
+	fi
+
+	if [ -n "$was_running" ] && [ "$variant" = "${st[variant]-}" ] &&
+		[ "$set" = "${st[set]-}" ] && [ "$port" = "${st[port]-}" ]; then
+		say "the server is already running: $(describe)"
+		load_tables
+		say_connect
+		return 0
+	fi
+	if [ -n "$was_running" ]; then
+		say "restarting the server with variant $variant${set:+, SET=\"$set\"}, port $port"
+		as_user "$INST/bin/pg_ctl" -D "$DATA" -m fast -w -t 120 stop >/dev/null
+	elif ! have_data; then
+		say "making a data directory for the $build build: $(rel "$DATA")"
+		run_logged "$SRV/initdb.log" "initdb" "see the log" \
+			as_user "$INST/bin/initdb" -D "$DATA" -A trust -E UTF8 --locale=C --no-instructions
+		printf "\n# make server (scripts/server.sh)\ninclude 'flexlock-server.conf'\n" >>"$DATA/postgresql.conf"
+		st=([build]=$build [user]=$user)
+	fi
+	write_conf
+	pg_start
+	st[build]=$build
+	st[user]=${st[user]:-$user}
+	st[variant]=$variant
+	st[set]=$set
+	st[port]=$port
+	write_state
+
+	if [ "$build" != vanilla ]; then
+		psql_q -c "CREATE EXTENSION IF NOT EXISTS flexlock" -c "ALTER EXTENSION flexlock UPDATE" >/dev/null 2>&1 ||
+			die "CREATE EXTENSION flexlock failed on the $build build: run 'make $build' to install it"
+	fi
+	load_tables
+	say "server running: $(describe); data $(rel "$DATA"), log $(rel "$LOG")"
+	[ "$build" = vanilla ] && say "the vanilla build has no lock statistics: the flexlock views need BUILD=patched"
+	say_connect
+}
+
+# SCALE=N: pgbench tables at that scale, unless they are there already.
+load_tables() {
+	has SCALE || return 0
+	local scale=${given[SCALE]} have
+	have=$(psql_q -c "SELECT CASE WHEN to_regclass('pgbench_branches') IS NOT NULL
+	                              THEN (SELECT count(*) FROM pgbench_branches) END" 2>/dev/null || true)
+	if [ "$have" = "$scale" ]; then
+		st[scale]=$scale
+		write_state
+		return 0
+	fi
+	say "loading pgbench tables at scale $scale (pgbench -i -s $scale)"
+	conn
+	run_logged "$SRV/pgbench-init.log" "pgbench -i -s $scale" "see the log" \
+		"$INST/bin/pgbench" -i -s "$scale" -q "${conn[@]}" postgres
+	st[scale]=$scale
+	write_state
+}
+
+# --- the others ----------------------------------------------------------------
+
+need_running() {
+	setup
+	if ! have_data || ! running; then
+		die "no server is running ($(rel "$SRV")): start one with 'make server' (SCALE=N loads pgbench tables)"
+	fi
+}
+
+cmd_stop() {
+	setup
+	if ! have_data || ! running; then
+		say "no server is running ($(rel "$SRV"))"
+		return 0
+	fi
+	as_user "$INST/bin/pg_ctl" -D "$DATA" -m fast -w -t 120 stop >/dev/null
+	say "server stopped ($(describe)); its data directory $(rel "$DATA") is kept (FRESH=1 makes a new one)"
+}
+
+cmd_status() {
+	setup
+	if ! have_data; then
+		say "no server and no data directory ($(rel "$SRV")): 'make server' makes one"
+	elif ! running; then
+		say "no server is running; data directory $(rel "$DATA") of the ${st[build]:-unknown} build kept: 'make server' starts it"
+	else
+		say "server running: $(describe); pid $(head -n1 "$DATA/postmaster.pid"), data $(rel "$DATA"), log $(rel "$LOG")"
+		if [ "${st[build]}" != vanilla ]; then
+			local v
+			v=$(psql_q -F ' ' -c "SELECT guc || '=' || current_setting FROM flexlock_variants
+			                       WHERE current_setting IS DISTINCT FROM stock_setting" 2>/dev/null | paste -sd ' ' || true)
+			say "lock variants not at their stock setting: ${v:-none}"
+		fi
+		say_connect
+	fi
+}
+
+cmd_psql() {
+	need_running
+	conn
+	exec "$INST/bin/psql" -v ON_ERROR_STOP=1 "${conn[@]}" -d postgres
+}
+
+cmd_pgbench() {
+	need_running
+	has SCRIPT && [ -n "${given[SCRIPT]}" ] ||
+		die "name a pgbench script: make pgbench SCRIPT=file.sql [CLIENTS=N TIME=S] (e.g. SCRIPT=bench-scripts/workloads/select-only.sql)"
+	local script=${given[SCRIPT]} clients=${given[CLIENTS]:-1} secs=${given[TIME]:-10}
+	[ -f "$script" ] && [ -r "$script" ] || die "SCRIPT=$script: no such readable file"
+	posint "$clients" || die "CLIENTS must be a positive integer, not '$clients'"
+	posint "$secs" || die "TIME must be a positive number of seconds, not '$secs'"
+	local jobs cores scale has_ext out=$SRV/pgbench.log rc=0
+	cores=$(nproc 2>/dev/null || echo 1)
+	jobs=$((clients < cores ? clients : cores))
+	# pgbench gives a custom script's :scale only from -s
+	scale=$(psql_q -c "SELECT CASE WHEN to_regclass('pgbench_branches') IS NOT NULL
+	                               THEN (SELECT count(*) FROM pgbench_branches) END")
+	has_ext=$(psql_q -c "SELECT count(*) FROM pg_extension WHERE extname = 'flexlock'")
+	if [ "$has_ext" = 1 ]; then
+		psql_q -c "SELECT flexlock_reset()" >/dev/null
+	else
+		has_ext=
+	fi
+
+	local args=(-n -f "$script" -c "$clients" -j "$jobs" -T "$secs")
+	[ -n "$scale" ] && args+=(-s "$scale")
+	# shellcheck disable=SC2206
+	args+=(${given[PGBENCH_ARGS]:-})
+	say "pgbench $(basename "$script"): $clients client$([ "$clients" = 1 ] || echo s), $secs s on the ${st[build]} build (variant ${st[variant]:-stock}${st[set]:+, SET=\"${st[set]}\"})${has_ext:+, lock statistics reset first}"
+	conn
+	"$INST/bin/pgbench" "${conn[@]}" "${args[@]}" postgres >"$out" 2>&1 || rc=$?
+	if [ $rc -ne 0 ]; then
+		local first
+		first=$(grep -m1 -E '(error|ERROR|FATAL|invalid|could not)' "$out" | cut -c1-200 || true)
+		case $first in
+		*pgbench_*"does not exist"*) first+="; load pgbench tables with 'make server SCALE=N'" ;;
+		esac
+		die "pgbench failed${first:+: $first} (its output: $(rel "$out"))"
+	fi
+	local txns tps lat failed
+	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out")
+	lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out")
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
+	[ -n "$txns" ] && [ -n "$tps" ] ||
+		die "pgbench's output has no transaction count or tps (PostgreSQL 18's wording): see $(rel "$out")"
+	printf 'tps = %.0f (without initial connection time), latency average = %s ms, %s transactions, %s failed\n' \
+		"$tps" "${lat:--}" "$txns" "${failed:-0}"
+	if [ "$has_ext" = 1 ] && [ "$txns" -gt 0 ]; then
+		"$INST/bin/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off "${conn[@]}" -d postgres \
+			-c "SELECT * FROM flexlock_report($txns)"
+		say "the same in SQL: SELECT * FROM flexlock_report($txns);  pgbench's output: $(rel "$out")"
+	elif [ "${st[build]}" = vanilla ]; then
+		say "no lock profile: the vanilla build has no lock statistics (BUILD=patched has)"
+	fi
+}
+
+case ${1:-} in
+start) cmd_start ;;
+stop) cmd_stop ;;
+status) cmd_status ;;
+psql) cmd_psql ;;
+pgbench) cmd_pgbench ;;
+*) die "usage: server.sh start|stop|status|psql|pgbench (make server, stop, status, psql, pgbench)" ;;
+esac
