@@ -139,6 +139,9 @@ for my $step (@steps)
 
 my ($out, $rc);
 
+($out, $rc) = run('make help');
+like($out, qr/^  make server .*^  make pgbench .*^  make psql /ms, 'make help names the server targets');
+
 # one line from scripts/server.sh (make adds its own "Error" line)
 sub one_line
 {
