@@ -22,7 +22,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -86,24 +85,6 @@ def busy_ticks(t):
     return user + nice + system + irq + softirq
 
 
-def apply_settings(srv, settings, all_keys):
-    """ALTER SYSTEM the settings (resetting the other keys any point uses),
-    reload, restart if one needs it, and check them."""
-    for k in sorted(all_keys - settings.keys()):
-        srv.psql(f"ALTER SYSTEM RESET {k}")
-    for k, v in settings.items():
-        srv.psql(f"ALTER SYSTEM SET {k} = '{v}'")
-    srv.psql("SELECT pg_reload_conf()")
-    time.sleep(0.3)
-    if srv.psql("SELECT count(*) FROM pg_settings WHERE pending_restart") != "0":
-        srv.stop()
-        srv.start()
-    for k, v in settings.items():
-        got = srv.psql(f"SELECT current_setting('{k}')")
-        if got != v and not (got in ("on", "off") and v in ("true", "false", "1", "0")):
-            raise SystemExit(f"capcheck: {k} is {got!r} after setting {v!r}")
-
-
 def caps(srv, db_txns, secs):
     """Lock caps per tranche from flexlock_lwlocks and the tranche sizes."""
     rows = srv.psql("SELECT l.tranche, coalesce(i.instances, 0), l.hold_exclusive_ms, l.hold_wait_exclusive_ms, "
@@ -157,16 +138,13 @@ def main():
     ncpu = os.cpu_count()
     hz = os.sysconf("SC_CLK_TCK")
     initialised = set()
-    all_keys = set()
-    for p in POINTS:
-        all_keys |= settings_of(p[2]).keys()
     results = []
     try:
         for name, wname, variant, clients, measured, where in POINTS:
             if only and name not in only:
                 continue
             w = Workload(wname)
-            apply_settings(srv, settings_of(variant), all_keys)
+            srv.set_variant(variant, settings_of(variant))
             if wname not in initialised:
                 srv.psql(f"CREATE DATABASE {w.dbname}")
                 if w.pgbench_init:

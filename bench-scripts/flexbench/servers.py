@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from . import config
-from .config import BenchError, KNOWN_BUILDS, variant_settings
+from .config import BenchError, KNOWN_BUILDS
 from .machine import machine_facts
 
 
@@ -86,6 +86,7 @@ class Server:
         self.base = base_settings
         self.log = log
         self.variant = None
+        self.variant_gucs = {}
         self.user = run_user() or pwd.getpwuid(os.getuid()).pw_name
         self.running = False
         self.has_flexlock = False
@@ -137,8 +138,7 @@ class Server:
         reload, and restart if a setting needs it."""
         if self.variant == name:
             return
-        previous = variant_settings(self.variant) if self.variant else {}
-        for k in previous:
+        for k in self.variant_gucs:
             if k not in gucs:
                 self.psql(f"ALTER SYSTEM RESET {k}")
         for k, v in gucs.items():
@@ -153,6 +153,7 @@ class Server:
             if got != v and not (got in ("on", "off") and v in ("true", "false", "1", "0")):
                 raise BenchError(f"{self.build}: variant {name}: {k} is {got!r} after applying {v!r}")
         self.variant = name
+        self.variant_gucs = dict(gucs)
 
     def nondefault_settings(self):
         rows = self.psql("SELECT name || '=' || setting FROM pg_settings "
