@@ -70,9 +70,6 @@ POINTS = [
 # Variants the sweep needs beyond variants/*.conf
 EXTRA_VARIANTS = {f"walinsert-{n}": {"wal_insert_locks": str(n)} for n in (2, 4, 16, 64)}
 
-# Interchangeable locks of a tranche (the rest: individual locks, k = 1, or no cap)
-PARTITIONED = {"WALInsert", "BufferMapping", "LockManager", "PredicateLockManager"}
-
 
 def settings_of(variant):
     if variant in EXTRA_VARIANTS:
@@ -86,22 +83,18 @@ def busy_ticks(t):
 
 
 def caps(srv, db_txns, secs):
-    """Lock caps per tranche from flexlock_lwlocks and the tranche sizes."""
-    rows = srv.psql("SELECT l.tranche, coalesce(i.instances, 0), l.hold_exclusive_ms, l.hold_wait_exclusive_ms, "
-                    "l.holds_timed FROM flexlock_lwlocks l LEFT JOIN flexlock_tranche_instances() i "
-                    "USING (tranche_id, tranche) WHERE l.holds_timed > 0")
+    """Lock caps per tranche: the extension's flexlock_lock_caps(), which
+    applies the model's lock caps (k / own hold per transaction, for
+    tranches of interchangeable locks), and each tranche's utilization."""
+    rows = srv.psql(f"SELECT tranche, instances, exclusive_hold_us_per_txn, own_exclusive_hold_us_per_txn, "
+                    f"own_cap_tps, cap_tps FROM flexlock_lock_caps({db_txns}) WHERE own_cap_tps IS NOT NULL")
     out = []
     for r in rows.splitlines():
-        name, k, excl_ms, wait_ms, timed = r.split("|")
-        k = int(k)
-        h = float(excl_ms) / 1000 / db_txns
-        n = float(wait_ms) / 1000 / db_txns
-        if k == 0 or (k > 1 and name not in PARTITIONED) or h <= 0:
-            continue
-        own = max(h - n, 1e-12)
-        out.append({"tranche": name, "k": k, "h_us": h * 1e6, "n_us": n * 1e6,
-                    "cap": k / own, "cap_total": k / h, "timed": int(timed),
-                    "utilization": h * db_txns / secs / k})
+        name, k, h_us, own_us, cap, cap_total = r.split("|")
+        k, h_us, own_us = int(k), float(h_us), float(own_us)
+        out.append({"tranche": name, "k": k, "h_us": h_us, "n_us": h_us - own_us,
+                    "cap": float(cap), "cap_total": float(cap_total),
+                    "utilization": h_us / 1e6 * db_txns / secs / k})
     return sorted(out, key=lambda c: c["cap"])
 
 
