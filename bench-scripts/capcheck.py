@@ -9,8 +9,9 @@ results/2026-11-25-caps-2core/MODEL.md: the smallest of C / D and of
 k / (h - n) over the tranches.  Writes points.csv and table.md (predicted
 next to measured where the 16-core run has the point, with the error).
 
-Uses the flexbench package (servers, workloads, variants) read-only; the
-patched build must be installed (make patched).
+Uses the flexbench package (servers, workloads, variants) read-only, and its
+module capmodel, the model's one implementation (flexbench's profile runs use
+it too); the patched build must be installed (make patched).
 
 Usage: capcheck.py --out DIR [--secs 10] [--sample 100] [--cores 16,64]
                    [--only NAME,...]
@@ -26,10 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flexbench import config  # noqa: E402
+from flexbench import capmodel, config  # noqa: E402
 from flexbench.config import Workload, variant_settings  # noqa: E402
-from flexbench.machine import cpu_times, machine_facts  # noqa: E402
-from flexbench.pgbench import parse_pgbench  # noqa: E402
+from flexbench.machine import machine_facts  # noqa: E402
 from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh  # noqa: E402
 
 R16 = "2026-11-22-16core"
@@ -77,33 +77,12 @@ def settings_of(variant):
     return {k: v for k, v in variant_settings(variant).items() if not k.startswith("flexlock_test.")}
 
 
-def busy_ticks(t):
-    user, nice, system, _idle, _iowait, irq, softirq, _steal = t
-    return user + nice + system + irq + softirq
-
-
-def caps(srv, db_txns, secs):
-    """Lock caps per tranche: the extension's flexlock_lock_caps(), which
-    applies the model's lock caps (k / own hold per transaction, for
-    tranches of interchangeable locks), and each tranche's utilization."""
-    rows = srv.psql(f"SELECT tranche, instances, exclusive_hold_us_per_txn, own_exclusive_hold_us_per_txn, "
-                    f"own_cap_tps, cap_tps FROM flexlock_lock_caps({db_txns}) WHERE own_cap_tps IS NOT NULL")
-    out = []
-    for r in rows.splitlines():
-        name, k, h_us, own_us, cap, cap_total = r.split("|")
-        k, h_us, own_us = int(k), float(h_us), float(own_us)
-        out.append({"tranche": name, "k": k, "h_us": h_us, "n_us": h_us - own_us,
-                    "cap": float(cap), "cap_total": float(cap_total),
-                    "utilization": h_us / 1e6 * db_txns / secs / k})
-    return sorted(out, key=lambda c: c["cap"])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--secs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--sample", type=int, default=100)
+    ap.add_argument("--sample", type=int, default=capmodel.SAMPLE)
     ap.add_argument("--cores", default="16,64")
     ap.add_argument("--only", default="")
     a = ap.parse_args()
@@ -126,10 +105,8 @@ def main():
     srv.initdb()
     srv.start()
     srv.setup_flexlock()
-    srv.psql(f"ALTER SYSTEM SET lock_stats_hold_sample = {a.sample}")
-    srv.psql("SELECT pg_reload_conf()")
+    capmodel.set_hold_sampling(srv, a.sample)
     ncpu = os.cpu_count()
-    hz = os.sysconf("SC_CLK_TCK")
     initialised = set()
     results = []
     try:
@@ -165,36 +142,28 @@ def main():
                                                        "-D", f"scale={w.scale}"] + w.pgbench_args + fargs
             if a.warmup:
                 sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]))
-            srv.psql("SELECT flexlock_reset()")
-            t0 = cpu_times()
-            text = sh(as_user(cmd + ["-T", str(a.secs), w.dbname]), log)
-            t1 = cpu_times()
-            p = parse_pgbench(text)
-            txns = p["transactions"]
-            busy_s = (busy_ticks(t1) - busy_ticks(t0)) / hz
-            D = busy_s / txns
-            cs = caps(srv, txns, a.secs)
+            m = capmodel.measure(srv, cmd, w.dbname, a.secs, log)
+            text, txns, busy_s, D, cs = m["output"], m["transactions"], m["busy_cpu_s"], m["D"], m["caps"]
             row = {"point": name, "workload": wname, "variant": variant, "clients": clients,
-                   "tps_here": round(p["tps"], 1), "transactions": txns, "busy_cpu_s": round(busy_s, 2),
+                   "tps_here": round(m["tps"], 1), "transactions": txns, "busy_cpu_s": round(busy_s, 2),
                    "cpu_us_per_txn": round(D * 1e6, 2),
-                   "top_caps": ";".join(f"{c['tranche']}:{c['cap']:.0f}:{c['h_us']:.2f}us:{c['n_us']:.2f}us"
+                   "top_caps": ";".join(f"{c['tranche']}:{c['own_cap_tps']:.0f}:"
+                                        f"{c['exclusive_hold_us_per_txn']:.2f}us:"
+                                        f"{c['exclusive_hold_us_per_txn'] - c['own_exclusive_hold_us_per_txn']:.2f}us"
                                         for c in cs[:3]),
                    "walinsert_utilization": next((round(c["utilization"], 3) for c in cs
                                                   if c["tranche"] == "WALInsert"), None),
                    "measured_16": measured, "source": f"{R16}/{where}" if where else ""}
-            lock_cap = cs[0]["cap"] if cs else float("inf")
-            for c in cores:
-                cpu_cap = c / D
-                pred = min(cpu_cap, lock_cap)
-                row[f"cpu_cap_{c}"] = round(cpu_cap)
-                row[f"pred_{c}"] = round(pred)
-                row[f"binds_{c}"] = "CPU" if cpu_cap <= lock_cap else cs[0]["tranche"]
+            for c, pr in capmodel.predict(D, cs, cores).items():
+                row[f"cpu_cap_{c}"] = round(pr["cpu_cap"])
+                row[f"pred_{c}"] = round(pr["pred"])
+                row[f"binds_{c}"] = pr["binds"]
             row["error_16"] = round(row["pred_16"] / measured - 1, 3) if 16 in cores and measured else None
             results.append(row)
             (out / "raw").mkdir(exist_ok=True)
             (out / "raw" / f"{name.replace('/', '-').replace(' ', '_')}.json").write_text(
                 json.dumps({"row": row, "caps": cs, "pgbench": text}, indent=1) + "\n")
-            print(f"{name}: {p['tps']:.0f} tps here, D {D * 1e6:.1f} us/txn, "
+            print(f"{name}: {m['tps']:.0f} tps here, D {D * 1e6:.1f} us/txn, "
                   f"pred16 {row.get('pred_16')} ({row.get('binds_16')}) vs {measured}: error {row['error_16']}",
                   flush=True)
     finally:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from . import __doc__ as package_doc
-from .config import BenchError, UsageError, Workload, list_presets, list_workloads, resolve
+from .config import BenchError, UsageError, Workload, list_presets, list_workloads, positive_ints, resolve
 from . import lwbench
 from .lwbench import lwlock_bench
 from .matrix import Matrix
@@ -39,11 +39,19 @@ def main(argv=None):
     r.add_argument("--builds", help="builds to compare (default: vanilla patched)")
     r.add_argument("--variants", help="variants/*.conf names for patched builds (default: all)")
     r.add_argument("--out", help="run directory to create (must not exist)")
+    r.add_argument("--profile-holds", action=argparse.BooleanOptionalAction, default=None,
+                   help="after each point's timed runs, one profile run per build/variant with "
+                        "lock_stats_hold_sample on: hold times, load, lock caps and predicted tps in "
+                        "summary.md (default: on; the timed runs are untouched)")
+    r.add_argument("--profile-duration", help="seconds of each profile run (default: the run's duration, "
+                                              "at most 3)")
+    r.add_argument("--predict-cores", help="core counts to predict throughput for (default 16,64)")
     sub.add_parser("list", help="list workloads and presets")
     p = sub.add_parser("parse", help="parse a saved pgbench output")
     p.add_argument("file")
     rp = sub.add_parser("report", help="rewrite summary.md and plots of a run directory")
     rp.add_argument("dir")
+    rp.add_argument("--predict-cores", help="core counts of the predictions (default: the run's, else 16,64)")
     cp = sub.add_parser("counters", help="a counter family per point of a run directory, per 1000 transactions")
     cp.add_argument("dir")
     cp.add_argument("family", help="flexlock_counters family, e.g. walflush or groupclear")
@@ -67,7 +75,12 @@ def main(argv=None):
             print(json.dumps(parse_pgbench(Path(args.file).read_text())))
             return 0
         if args.cmd == "report":
-            for p in (lwbench.report if lwbench.is_lwbench_dir(args.dir) else report)(args.dir):
+            if lwbench.is_lwbench_dir(args.dir):
+                paths = lwbench.report(args.dir)
+            else:
+                cores = positive_ints(args.predict_cores, "predict-cores") if args.predict_cores else None
+                paths = report(args.dir, predict_cores=cores)
+            for p in paths:
                 print(p)
             return 0
         if args.cmd == "counters":
@@ -80,7 +93,8 @@ def main(argv=None):
     except UsageError as e:
         print(f"flexbench: {e}", file=sys.stderr)
         print("usage: flexbench.py run [--preset NAME] [--workloads W,...] [--clients N,...] [--reps N] "
-              "[--duration S] [--builds B,...] [--variants V,...] [--out DIR]", file=sys.stderr)
+              "[--duration S] [--builds B,...] [--variants V,...] [--out DIR] [--no-profile-holds] "
+              "[--profile-duration S] [--predict-cores C,...]", file=sys.stderr)
         return 2
     except BenchError as e:
         print(f"flexbench: {e}", file=sys.stderr)

@@ -199,7 +199,7 @@ def resolve(args):
         preset = parse_conf(path)
 
     def pick(opt, key, default):
-        v = getattr(args, opt)
+        v = getattr(args, opt, None)
         return v if v is not None else preset.get(key, default)
 
     args.workloads = names(pick("workloads", "workloads", ""))
@@ -228,6 +228,15 @@ def resolve(args):
         args.variants = names(variants)
     for v in args.variants:
         variant_settings(v)
+    # the profile runs (capmodel): on unless switched off, by option or preset
+    prof = getattr(args, "profile_holds", None)
+    if prof is None:
+        prof = preset.get("profile_holds", "on").lower() not in ("off", "false", "0", "no")
+    args.profile_holds = prof
+    pdur = pick("profile_duration", "profile_duration", None)
+    args.profile_duration = positive_ints(str(pdur), "profile-duration")[0] if pdur is not None \
+        else min(args.duration, 3)
+    args.predict_cores = positive_ints(str(pick("predict_cores", "predict_cores", "16,64")), "predict-cores")
     if args.out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         args.out = str(BENCH / "results" / f"{stamp}-{args.preset or 'custom'}")

@@ -12,6 +12,15 @@ FILE@WEIGHT each); if it names its new-order script, runs.csv has new orders
 per minute (nopm) beside tps.  Per run, beside tps: the machine's CPU time by state over the measured
 interval (/proc/stat), latency percentiles from pgbench's sampled
 per-transaction log, and the lock statistics deltas on patched builds.
+
+Profile runs (--profile-holds, on by default): after the timed repetitions
+of a workload and client count, one untimed run per build/variant with
+lock_stats_hold_sample = capmodel.SAMPLE, whose CPU demand, hold times, load
+and lock caps go to profile.csv, holds.csv and caps.csv, for the caps and
+predictions of summary.md (capmodel).  The timed runs never sample holds.
+A build without hold sampling (vanilla) is profiled on a build of the run
+that has it (patched, else cassert) with the same variant's settings; where
+that profile already ran (patched/stock for vanilla/stock) it is reused.
 """
 
 import csv
@@ -25,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import config
+from . import capmodel, config
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
@@ -39,6 +48,20 @@ CSV_FIELDS = [
     "duration_s", "lw_acquires_per_txn", "lw_waits", "lw_waits_per_txn",
     "lw_wait_ms", "top_waits", "started_at",
 ] + LATENCY_FIELDS + CPU_FIELDS + ["nopm"]
+
+# profile.csv: one row per point (workload, clients, build/variant) and the
+# profile run that stands for it; holds.csv and caps.csv: per profile run
+# and tranche (capmodel.HOLDS_FIELDS, capmodel.CAPS_FIELDS)
+PROFILE_FIELDS = ["workload", "clients", "build", "variant", "profile", "profile_build", "profile_variant",
+                  "hold_sample", "duration_s", "tps", "transactions", "busy_cpu_s", "cpu_us_per_txn",
+                  "started_at"]
+PROFILE_KEY = ["profile", "workload", "clients", "profile_build", "profile_variant"]
+
+
+def profile_seconds(profiles, duration, warmup):
+    """What the estimate assumes per profile run: its seconds and warm-up
+    plus about 1.5 s of reloads, reset, connection and statistics."""
+    return profiles * (duration + warmup + 1.5)
 
 
 def fmt_time(s):
@@ -75,6 +98,9 @@ class Matrix:
         self.meta = {}
         self.sockdir = None
         self.last_tps = {}
+        self.holds_ok = {}
+        self.profiles = {}
+        self.profile_writers = None
 
     def configs(self, workload=None):
         """(build, variant) pairs: vanilla only runs stock; a variant runs
@@ -90,10 +116,29 @@ class Matrix:
                 out.append((b, v))
         return out
 
+    def profile_build(self, build):
+        """The build a point of `build` is profiled on: itself if it samples
+        holds, else patched, else cassert if the run has it; None without."""
+        if self.holds_ok.get(build):
+            return build
+        return next((b for b in ("patched", "cassert") if self.holds_ok.get(b)), None)
+
+    def profile_count(self, workloads):
+        """Profile runs of a matrix, for the estimate: one per point, less
+        vanilla/stock where patched/stock or cassert/stock stands for it."""
+        if not getattr(self.args, "profile_holds", False):
+            return 0
+        n = 0
+        for w in workloads:
+            cfgs = self.configs(w.name)
+            n += sum(1 for b, v in cfgs if not (b == "vanilla" and any(c[0] != "vanilla" for c in cfgs)))
+        return n * len(self.args.clients)
+
     def run(self):
         a = self.args
         workloads = [Workload(w) for w in a.workloads]
         total = sum(len(self.configs(w.name)) for w in workloads) * len(a.clients) * a.reps
+        nprof = self.profile_count(workloads)
 
         self.out.mkdir(parents=True)
         (self.out / "raw").mkdir()
@@ -116,7 +161,10 @@ class Matrix:
             "preset": a.preset,
             "matrix": {"builds": a.builds, "variants": a.variants, "workloads": a.workloads,
                        "clients": a.clients, "reps": a.reps, "duration_s": a.duration,
-                       "warmup_s": a.warmup, "scale": a.scale},
+                       "warmup_s": a.warmup, "scale": a.scale,
+                       "profile_holds": bool(getattr(a, "profile_holds", False)),
+                       "profile_duration_s": getattr(a, "profile_duration", None),
+                       "hold_sample": capmodel.SAMPLE, "predict_cores": getattr(a, "predict_cores", [16, 64])},
             "variants": {v: variant_settings(v) for v in a.variants},
             "workloads": {w.name: workload_meta(w) for w in workloads},
             "builds": {},
@@ -127,9 +175,13 @@ class Matrix:
         }
         self.meta.update(series_info())
         base = base_settings(max(a.clients))
+        est = estimate_seconds(total, a.duration, a.warmup)
+        pest = profile_seconds(nprof, a.profile_duration, a.warmup) if nprof else 0
         print(f"flexbench: {total} runs ({len(workloads)} workloads x {len(a.clients)} client counts x "
-              f"{a.reps} reps x their builds/variants), about "
-              f"{fmt_time(estimate_seconds(total, a.duration, a.warmup))}; output in {self.out}", flush=True)
+              f"{a.reps} reps x their builds/variants), about {fmt_time(est + pest)}"
+              + (f" ({fmt_time(pest)} of it {nprof} profile runs of {a.profile_duration} s with "
+                 f"lock_stats_hold_sample = {capmodel.SAMPLE}; --no-profile-holds leaves them out)" if nprof else "")
+              + f"; output in {self.out}", flush=True)
 
         csvf = open(self.out / "runs.csv", "w", newline="")
         writer = csv.DictWriter(csvf, fieldnames=CSV_FIELDS)
@@ -141,7 +193,15 @@ class Matrix:
                 srv.initdb()
                 srv.start()
                 srv.setup_flexlock()
-                self.meta["builds"][b] = {"version": srv.version(), "flexlock_stats": srv.has_flexlock}
+                self.holds_ok[b] = capmodel.has_hold_sampling(srv)
+                self.meta["builds"][b] = {"version": srv.version(), "flexlock_stats": srv.has_flexlock,
+                                          "hold_sampling": self.holds_ok[b]}
+            if getattr(a, "profile_holds", False):
+                self.open_profile_files()
+                missing = [b for b in a.builds if self.profile_build(b) is None]
+                if missing:
+                    print(f"flexbench: no profile runs for {', '.join(missing)}: no build of the run samples "
+                          "hold times (add patched to --builds)", flush=True)
             done = 0
             t0 = time.time()
             for w in workloads:
@@ -162,8 +222,14 @@ class Matrix:
                                   + (f", idle {row['cpu_idle_pct']}%" if row.get("cpu_idle_pct") is not None else "")
                                   + (f", {row['lw_waits_per_txn']} LWLock waits/txn" if row.get("lw_waits_per_txn") is not None else "")
                                   + f"  (left: about {fmt_time(left)})", flush=True)
+                    if getattr(a, "profile_holds", False):
+                        for (b, v) in self.configs(w.name):
+                            self.profile_point(w, c, b, v, workdir)
         finally:
             csvf.close()
+            if self.profile_writers:
+                for f, _ in self.profile_writers.values():
+                    f.close()
             for srv in self.servers.values():
                 srv.stop()
             shutil.rmtree(self.sockdir, ignore_errors=True)
@@ -235,22 +301,91 @@ class Matrix:
             return t * max(1.0, clients / c)
         return None
 
-    def one_run(self, w, clients, rep, build, variant, workdir):
-        a = self.args
+    def pgbench_cmd(self, w, clients, build, workdir):
+        """pgbench's command for a run of w at `clients` on a build's server,
+        without -T and the database."""
         srv = self.servers[build]
-        srv.set_variant(variant, self.meta["variants"][variant])
-        key = f"{build}/{variant}"
-        self.meta["settings"].setdefault(key, srv.nondefault_settings())
-        if w.reset_sql:
-            srv.psql(w.reset_sql, w.dbname)
-            srv.psql("CHECKPOINT")
         scale = self.args.scale or w.scale
         jobs = str(min(clients, os.cpu_count() or 1))
         cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", str(clients), "-j", jobs,
                                                    "-D", f"scale={scale}"]
         for k, v in w.vars.items():
             cmd += ["-D", f"{k}={v}"]
-        cmd += w.pgbench_args + self.script_args(w, build, workdir)
+        return cmd + w.pgbench_args + self.script_args(w, build, workdir)
+
+    def prepare(self, w, build, variant):
+        """The build's server on the variant, the workload reset."""
+        srv = self.servers[build]
+        srv.set_variant(variant, self.meta["variants"][variant])
+        self.meta["settings"].setdefault(f"{build}/{variant}", srv.nondefault_settings())
+        if w.reset_sql:
+            srv.psql(w.reset_sql, w.dbname)
+            srv.psql("CHECKPOINT")
+        return srv
+
+    def open_profile_files(self):
+        self.profile_writers = {}
+        for name, fields in (("profile", PROFILE_FIELDS),
+                             ("holds", PROFILE_KEY + capmodel.HOLDS_FIELDS),
+                             ("caps", PROFILE_KEY + capmodel.CAPS_FIELDS)):
+            f = open(self.out / f"{name}.csv", "w", newline="")
+            wr = csv.DictWriter(f, fieldnames=fields)
+            wr.writeheader()
+            self.profile_writers[name] = (f, wr)
+
+    def write_profile(self, name, rows):
+        f, wr = self.profile_writers[name]
+        wr.writerows({k: float(f"{v:.6g}") if isinstance(v, float) else v for k, v in r.items()} for r in rows)
+        f.flush()
+
+    def profile_point(self, w, clients, build, variant, workdir):
+        """The profile run of a point (after its timed runs): hold sampling
+        on, one run of --profile-duration s after the warm-up, off again;
+        its CPU demand, holds, load and caps to profile.csv, holds.csv and
+        caps.csv.  Points of a build without hold sampling are profiled on
+        another build with the same variant, or share its profile."""
+        a = self.args
+        pb = self.profile_build(build)
+        if pb is None:
+            return
+        pid = f"{w.name}-c{clients}-{pb}-{variant}-profile"
+        prof = self.profiles.get(pid)
+        if prof is None:
+            t0 = time.time()
+            srv = self.prepare(w, pb, variant)
+            cmd = self.pgbench_cmd(w, clients, pb, workdir)
+            if a.warmup > 0:
+                sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]), check=True)
+            started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            capmodel.set_hold_sampling(srv, capmodel.SAMPLE)
+            try:
+                m = capmodel.measure(srv, cmd, w.dbname, a.profile_duration)
+            finally:
+                capmodel.set_hold_sampling(srv, 0)
+            (self.out / "raw" / f"{pid}.txt").write_text(
+                f"$ {shlex.join(cmd + ['-T', str(a.profile_duration), w.dbname])}\n{m['output']}")
+            key = {"profile": pid, "workload": w.name, "clients": clients, "profile_build": pb,
+                   "profile_variant": variant}
+            self.write_profile("holds", [dict(key, **h) for h in m["holds"]])
+            self.write_profile("caps", [dict(key, **c) for c in m["caps"]])
+            prof = {"profile": pid, "profile_build": pb, "profile_variant": variant,
+                    "hold_sample": capmodel.SAMPLE, "duration_s": a.profile_duration,
+                    "tps": round(m["tps"], 1), "transactions": m["transactions"],
+                    "busy_cpu_s": round(m["busy_cpu_s"], 3),
+                    "cpu_us_per_txn": round(m["D"] * 1e6, 3) if m["D"] else None, "started_at": started}
+            self.profiles[pid] = prof
+            top = "; ".join(f"{c['tranche']} {c['own_cap_tps']:.0f}" for c in m["caps"][:3])
+            print(f"       {w.name} clients={clients} {build}/{variant}: profile on {pb}/{variant}, "
+                  f"{m['tps']:.0f} tps, CPU {prof['cpu_us_per_txn']} µs/txn, lowest caps: {top or 'none'} "
+                  f"({time.time() - t0:.1f} s)",
+                  flush=True)
+        self.write_profile("profile", [dict(prof, workload=w.name, clients=clients, build=build,
+                                            variant=variant)])
+
+    def one_run(self, w, clients, rep, build, variant, workdir):
+        a = self.args
+        srv = self.prepare(w, build, variant)
+        cmd = self.pgbench_cmd(w, clients, build, workdir)
         if a.warmup > 0:
             warm = sh(as_user(cmd + ["-T", str(a.warmup), w.dbname]), check=True)
             try:

@@ -11,7 +11,9 @@ import statistics
 from pathlib import Path
 
 from .config import UsageError
-from . import stats
+from . import capmodel, stats
+
+DEFAULT_PREDICT_CORES = [16, 64]
 
 NUMERIC = {"clients": int, "rep": int, "tps": float, "transactions": int,
            "latency_p50_ms": float, "latency_p95_ms": float, "latency_p99_ms": float,
@@ -121,6 +123,66 @@ def top_tranches(reps, details, n=3):
                      for x in top) or "none"
 
 
+def load_profiles(out):
+    """The profile runs of a run directory: ({(workload, clients, build,
+    variant): profile.csv row}, {profile id: [caps.csv rows, lowest own
+    cap first]}); both empty for a run without them (before 2026-11-25, or
+    --no-profile-holds)."""
+    out = Path(out)
+    prof, caps = {}, {}
+    if not (out / "profile.csv").is_file():
+        return prof, caps
+    with open(out / "profile.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            for k in ("transactions", "clients", "hold_sample", "duration_s"):
+                r[k] = int(r[k]) if r.get(k) else None
+            for k in ("tps", "busy_cpu_s", "cpu_us_per_txn"):
+                r[k] = float(r[k]) if r.get(k) else None
+            prof[(r["workload"], r["clients"], r["build"], r["variant"])] = r
+    if (out / "caps.csv").is_file():
+        with open(out / "caps.csv", newline="") as f:
+            for r in csv.DictReader(f):
+                r["own_cap_tps"] = float(r["own_cap_tps"])
+                caps.setdefault(r["profile"], []).append(r)
+    for v in caps.values():
+        v.sort(key=lambda c: c["own_cap_tps"])
+    return prof, caps
+
+
+def fmt_tps(v):
+    return "-" if v is None else f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
+def caps_table(w, cfgs, clients, prof, caps, cores):
+    """The third table of a workload: per point its profile run's three
+    lowest lock caps, CPU demand and CPU caps, and the predicted tps at
+    each core count (capmodel); [] when no point of w has a profile."""
+    if not any((w, c, b, v) in prof for c in clients for b, v in cfgs):
+        return []
+    lines = ["Lock caps and **predicted** throughput on more cores, from each point's profile run "
+             "(capmodel; the model and its known errors: bench-scripts/results/README.md). "
+             "**Predictions, not measurements.**", "",
+             "| clients | build/variant | profiled on | tps (profile) | three lowest lock caps, tps | CPU µs/txn | "
+             + " | ".join(f"CPU cap {c} cores" for c in cores) + " | "
+             + " | ".join(f"**predicted tps, {c} cores** (binds)" for c in cores) + " |",
+             "|---:|---|---|---:|---|---:|" + "---:|" * (2 * len(cores))]
+    for c in clients:
+        for b, v in cfgs:
+            p = prof.get((w, c, b, v))
+            if p is None:
+                continue
+            cs = caps.get(p["profile"], [])
+            D = p["cpu_us_per_txn"] / 1e6 if p.get("cpu_us_per_txn") else None
+            pr = capmodel.predict(D, cs, cores)
+            where = f"{p['profile_build']}/{p['profile_variant']}"
+            lines.append(f"| {c} | {b}/{v} | {'same' if where == f'{b}/{v}' else where} | {fmt_tps(p['tps'])} | "
+                         + ("; ".join(f"{x['tranche']} {fmt_tps(x['own_cap_tps'])}" for x in cs[:3]) or "none")
+                         + f" | {fmt(p.get('cpu_us_per_txn'), '.3g')} | "
+                         + " | ".join(fmt_tps(pr[k]["cpu_cap"]) for k in cores) + " | "
+                         + " | ".join(f"{fmt_tps(pr[k]['pred'])} ({pr[k]['binds'] or '-'})" for k in cores) + " |")
+    return lines + [""]
+
+
 def families(meta, details):
     """Counter families to show: those of the run's variants, else every
     family with a non-zero counter."""
@@ -225,6 +287,10 @@ def readme_text(out, meta, what=None):
                                    ("runs.csv", "one row per run"),
                                    ("meta.json", "machine, versions, series, settings"),
                                    ("raw", "each run's pgbench output and lock statistics deltas"),
+                                   ("profile.csv", "each point's profile run with hold sampling on: "
+                                                   "tps, CPU demand"),
+                                   ("caps.csv", "the profile runs' lock caps"),
+                                   ("holds.csv", "the profile runs' hold times and load per tranche"),
                                    ("driver.log", "the driver's log"))
              if (out / f).exists() or f == "summary.md"]
     lines += ["", "Files: " + "; ".join(f"`{f}{'/' if f in ('plots', 'raw') else ''}` ({d})" for f, d in files)
@@ -241,14 +307,18 @@ def write_readme(out, meta, what=None):
         path.write_text(readme_text(out, meta, what))
 
 
-def report(out):
-    """summary.md and plots from runs.csv (and meta.json and raw/ if there),
-    and README.md if the directory has none.  Returns the plot paths."""
+def report(out, predict_cores=None):
+    """summary.md and plots from runs.csv (and meta.json, raw/ and the
+    profile runs' CSV files if there), and README.md if the directory has
+    none.  predict_cores: the core counts of the predictions (default: the
+    run's --predict-cores, else 16 and 64).  Returns the plot paths."""
     out = Path(out)
     rows = load_rows(out)
     meta = json.loads((out / "meta.json").read_text()) if (out / "meta.json").is_file() else {}
     details = lock_details(out)
     pts = points(rows)
+    prof, caps = load_profiles(out)
+    cores = predict_cores or meta.get("matrix", {}).get("predict_cores") or DEFAULT_PREDICT_CORES
     m = meta.get("machine", {})
     lines = ["# flexbench results", ""]
     if m:
@@ -270,6 +340,24 @@ def report(out):
               "(user includes nice, system includes irq and softirq); LWLock waits per transaction and "
               "the tranches waited on longest (waits and wait time per transaction), from the flexlock "
               "views (patched builds).", ""]
+    if prof:
+        mx = meta.get("matrix", {})
+        sample = next(iter(prof.values())).get("hold_sample")
+        others = sorted({f"{b}/{v} on {p['profile_build']}/{p['profile_variant']}"
+                         for (_, _, b, v), p in prof.items() if p["profile_build"] != b})
+        lines += [f"Lock caps and predictions (third table of each workload): after a point's timed "
+                  f"repetitions, one profile run per build/variant, untimed, with lock_stats_hold_sample = "
+                  f"{sample} ({mx.get('profile_duration_s', '?')} s after {mx.get('warmup_s', '?')} s warm-up; "
+                  "the timed runs never sample holds): its CPU demand D (busy CPU seconds of the whole machine "
+                  "per transaction), each sampled tranche's lock cap k / (h - n) from flexlock_lock_caps() "
+                  "(profile.csv, caps.csv; hold times and load of every sampled tranche in holds.csv). "
+                  "The CPU cap on C cores is C / D; the **predicted** tps on C cores is the smallest of it and "
+                  "the lock caps, with what binds. The model and its known errors (+3% to +279% on insert-1000 "
+                  "against a 16-core machine, convoys and hot buffer pages not modelled): "
+                  "bench-scripts/results/README.md."
+                  + (" Builds without hold sampling are profiled on a build with it, with the same variant's "
+                     "settings: " + ", ".join(others) + "; their caps and predictions are that build's."
+                     if others else ""), ""]
     plots = []
     for w in sorted(pts):
         per_cfg = pts[w]
@@ -320,6 +408,7 @@ def report(out):
                              f"| {fmt(med(rs, 'cpu_iowait_pct'))} | {fmt(med(rs, 'lw_waits_per_txn'), '.3g')} "
                              f"| {top_tranches(reps, details)} |")
         lines.append("")
+        lines += caps_table(w, cfgs, clients, prof, caps, cores)
         plots += plot_workload(out, w, per_cfg, cfgs, cmps)
     fams = families(meta, details)
     if fams:
