@@ -4,10 +4,44 @@
 -- relations, not numbers, and hold under every variant config.
 --
 
--- The update from 1.0 adds the function, and gives the same objects as a
--- fresh CREATE EXTENSION (which runs 1.0 and then the update script).
+-- The update from 1.0 adds the function, and the updates 1.0 -> 1.1 -> 1.2
+-- give the same objects, with the same columns and arguments, as a fresh
+-- CREATE EXTENSION (which runs 1.0 and then the update scripts).
 CREATE EXTENSION flexlock VERSION '1.0';
 SELECT count(*) AS report_in_1_0 FROM pg_proc WHERE proname = 'flexlock_report';
+ALTER EXTENSION flexlock UPDATE TO '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
+ALTER EXTENSION flexlock UPDATE TO '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
+CREATE FUNCTION pg_temp.regress_shape() RETURNS TABLE (object text, shape text)
+LANGUAGE sql AS $$
+  SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
+         CASE WHEN d.classid = 'pg_proc'::regclass
+              THEN pg_get_function_identity_arguments(d.objid) || ' -> ' ||
+                   pg_get_function_result(d.objid) || ' ' ||
+                   (SELECT coalesce(p.proacl::text, '') || p.prosrc FROM pg_proc p WHERE p.oid = d.objid)
+              WHEN d.classid = 'pg_class'::regclass
+              THEN (SELECT coalesce(c.relacl::text, '') FROM pg_class c WHERE c.oid = d.objid) || ' ' ||
+                   (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+                      FROM pg_attribute a WHERE a.attrelid = d.objid AND a.attnum > 0)
+                   || ' ' || coalesce(pg_get_viewdef(d.objid), '')
+         END
+    FROM pg_depend d
+   WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flexlock')
+$$;
+CREATE TEMP TABLE regress_updated AS SELECT * FROM pg_temp.regress_shape();
+DROP EXTENSION flexlock;
+CREATE EXTENSION flexlock;
+SELECT count(*) > 20 AS many_objects,
+       count(*) FILTER (WHERE u.object IS NULL) AS only_in_fresh,
+       count(*) FILTER (WHERE f.object IS NULL) AS only_in_updated,
+       count(*) FILTER (WHERE u.shape IS DISTINCT FROM f.shape) AS shapes_differ
+  FROM regress_updated u FULL JOIN pg_temp.regress_shape() f USING (object);
+DROP TABLE regress_updated;
+DROP EXTENSION flexlock;
+-- and so does ALTER EXTENSION UPDATE from 1.0 in one step
+CREATE EXTENSION flexlock VERSION '1.0';
 ALTER EXTENSION flexlock UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
 SELECT a.name, a.mode
