@@ -1,0 +1,178 @@
+# t/016_hot_locks.pl — the hottest LWLocks, hold-time percentiles and the
+# measured number of locks per tranche (flexlock 1.2, issue 27).
+#
+# With every hold timed (lock_stats_hold_sample = 1): two 300 ms holds of
+# the test lock (flexlock_test_lwlock) make it the hottest lock, with about
+# 600 ms of hold time and all of its tranche's; its hold percentiles lie in
+# the bucket of 300 ms and are ordered; its tranche of one lock counts one
+# instance.  A table hammered with updates names its heap page among the
+# hottest buffer content locks.  The checkpointer's exclusive acquisition of
+# every WAL insertion lock counts 8 instances, and one lock (wal_insert_locks
+# = 1) counts 1.  The hot locks of a process that exits stay (retired to the
+# shared pool) until a reset clears them.  With sampling off, a 300 ms sleep
+# on the test lock still counts as its wait time (the wait path feeds the
+# table), with no hold time.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('hot');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"max_connections = 40\nautovacuum = off\nlock_stats_hold_sample = 1\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
+	'1.2', 'flexlock 1.2');
+
+# --- a known hot lock --------------------------------------------------------
+
+my $s = $node->background_psql('postgres');
+my $spid = $s->query_safe('SELECT pg_backend_pid()');
+$s->query_safe('SELECT flexlock_reset()');
+$s->query_safe("SELECT flexlock_test_lwlock('exclusive', 300) FROM generate_series(1, 2)");
+# (read in S: the names of extension tranches are known to the processes
+# that registered them)
+my ($tranche, $lock, $hold, $wait, $share) = split /\|/,
+  $s->query_safe('SELECT tranche, lock, hold_ms, wait_ms, hold_share FROM flexlock_hot_lwlocks LIMIT 1');
+is($tranche, 'flexlock_lwbench', 'the test lock is the hottest');
+like($lock, qr/^flexlock_lwbench /, "... named by its tranche ($lock)");
+cmp_ok($hold, '>=', 600, "... held at least 600 ms ($hold ms)");
+cmp_ok($hold, '<', 2000, '... and not absurdly long');
+ok($share > 0.99 && $share <= 1.0001, "... all of its tranche's hold time ($share)");
+
+my ($n, $p50, $p90, $p99, $max) = split /\|/,
+  $s->query_safe(
+	"SELECT holds_timed, hold_p50_us, hold_p90_us, hold_p99_us, hold_max_us FROM flexlock_lwlock_waits
+	  WHERE tranche = 'flexlock_lwbench' AND mode = 'exclusive'");
+is($n, 2, 'two timed holds in the histogram');
+ok($p50 <= $p90 && $p90 <= $p99 && $p99 <= $max, "hold percentiles ordered ($p50 <= $p90 <= $p99 <= $max)");
+# 300 ms lies in the bucket [2^28, 2^29) ns; interpolation stays in it and
+# below the longest hold
+cmp_ok($p50, '>=', 2**28 / 1000, 'p50 in the bucket of 300 ms');
+cmp_ok($max, '>=', 300_000, "the longest hold is at least 300 ms ($max us)");
+cmp_ok($max, '<', 1_000_000, '... and below 1 s');
+is( $s->query_safe(
+		"SELECT sum(holds) FROM flexlock_lwlock_wait_histogram
+		  WHERE tranche = 'flexlock_lwbench' AND lower_us <= 300000 AND coalesce(upper_us, 1e12) > 300000"),
+	2,
+	'both holds in the bucket of 300 ms');
+is( $s->query_safe(
+		"SELECT instances || ' ' || instances_saturated FROM flexlock_lock_load WHERE tranche = 'flexlock_lwbench'"),
+	'1 false',
+	'the test lock tranche: one instance measured');
+
+# --- a hammered table names its page -----------------------------------------
+
+$node->safe_psql('postgres',
+	'CREATE TABLE hot (id int PRIMARY KEY, v int); INSERT INTO hot VALUES (1, 0);');
+my $script = $node->basedir . '/hot.sql';
+PostgreSQL::Test::Utils::append_to_file($script, "UPDATE hot SET v = v + 1 WHERE id = 1;\n");
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->command_ok(
+	[
+		'pgbench', '--no-vacuum', '--client=4', '--transactions=500',
+		"--file=$script", $node->connstr('postgres')
+	],
+	'pgbench updating one row');
+my $top_bc = $node->safe_psql('postgres',
+	"SELECT relation FROM flexlock_hot_lwlocks WHERE tranche = 'BufferContent' LIMIT 1");
+like($top_bc, qr/^hot(_pkey)?$/, "the hottest buffer content lock is of the table or its index ($top_bc)");
+my ($rel, $fork, $block, $bname) = split /\|/,
+  $node->safe_psql('postgres',
+	"(SELECT relation::text, fork, block::text, lock FROM flexlock_hot_lwlocks
+	   WHERE tranche = 'BufferContent' AND relation = 'hot'::regclass ORDER BY hold_ms DESC LIMIT 1)
+	 UNION ALL SELECT '-', '-', '-', '-' LIMIT 1");
+is("$rel $fork $block", 'hot main 0', 'the heap page of the hammered row is named');
+like($bname, qr/^buffer \d+$/, "... by its buffer ($bname)");
+
+# --- WAL insertion locks: those taken, all 8, or the only one -----------------
+
+# one process inserting takes one of the 8 (another process logging a
+# standby snapshot meanwhile may take a second)
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->safe_psql('postgres', 'UPDATE hot SET v = v + 1 WHERE id = 1;' x 20);
+my $few = $node->safe_psql('postgres',
+	"SELECT instances || ' ' || instances_configured FROM flexlock_lock_load WHERE tranche = 'WALInsert'");
+like($few, qr/^[12] 8$/, "one inserting process: 1 of the 8 WAL insertion locks measured ($few)");
+
+$node->safe_psql('postgres', 'SELECT flexlock_reset(); CHECKPOINT;');
+is($node->safe_psql('postgres',
+		"SELECT instances || ' ' || instances_configured FROM flexlock_lock_load WHERE tranche = 'WALInsert'"),
+	'8 8', 'a checkpoint takes all 8 WAL insertion locks: 8 instances measured');
+
+# --- the hot locks of a process that exits --------------------------------------
+
+$s->query_safe('SELECT flexlock_reset()');
+$s->query_safe("SELECT flexlock_test_lwlock('exclusive', 300)");
+$s->quit;
+$node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $spid")
+  or die 'S did not exit';
+# register the tranche's name in the reader without a sampled hold
+my $read_hot = q{SET lock_stats_hold_sample = 0; SELECT flexlock_test_lwlock('shared');
+	SELECT count(*) || ' ' || coalesce(round(sum(hold_ms)), 0) FROM flexlock_hot_lwlocks
+	 WHERE tranche = 'flexlock_lwbench' AND hold_ms >= 300};
+like($node->safe_psql('postgres', $read_hot), qr/\n1 3\d\d$/, 'the test lock stays hot after its holder exited');
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+like($node->safe_psql('postgres', $read_hot), qr/\n0 0$/, '... until a reset');
+
+# --- sampling off: the wait path -------------------------------------------------
+
+$node->append_conf('postgresql.conf', "lock_stats_hold_sample = 0\n");
+$node->reload;
+$node->poll_query_until('postgres', "SELECT current_setting('lock_stats_hold_sample') = '0'")
+  or die 'reload';
+my $h = $node->background_psql('postgres');
+my $hpid = $h->query_safe('SELECT pg_backend_pid()');
+my $w = $node->background_psql('postgres');
+my $wpid = $w->query_safe('SELECT pg_backend_pid()');
+$h->query_safe('SELECT injection_points_set_local()');
+$h->query_safe(q{SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait')});
+$h->query_until(qr/holding/, qq{\\echo holding\nSELECT flexlock_test_lwlock('exclusive');\n});
+$node->poll_query_until('postgres',
+	"SELECT wait_event = 'flexlock-test-lwlock-held' FROM pg_stat_activity WHERE pid = $hpid")
+  or die 'H did not stop';
+$w->query_safe('SELECT flexlock_reset()');
+$w->query_until(qr/waiting/, qq{\\echo waiting\nSELECT flexlock_test_lwlock('exclusive');\n});
+$node->poll_query_until('postgres',
+	"SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $wpid")
+  or die 'W did not wait';
+usleep(300_000);
+$node->safe_psql('postgres', q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
+$h->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
+my ($wms, $hms) = split /\|/,
+  $w->query_safe(
+	"SELECT sum(wait_ms), sum(hold_ms) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'");
+$wms =~ s/^\s+//;		# (after the empty result of W's acquisition)
+cmp_ok($wms, '>=', 300, "sampling off: the sleep on the test lock is its wait time ($wms ms)");
+is($hms, 0, '... and no hold is timed');
+
+# --- one WAL insertion lock ----------------------------------------------------
+
+$node->append_conf('postgresql.conf', "wal_insert_locks = 1\nlock_stats_hold_sample = 1\n");
+$h->quit;
+$w->quit;
+$node->restart;
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->command_ok(
+	[
+		'pgbench', '--no-vacuum', '--client=4', '--transactions=200',
+		"--file=$script", $node->connstr('postgres')
+	],
+	'pgbench with one WAL insertion lock');
+$node->safe_psql('postgres', 'CHECKPOINT');
+my ($inst, $util) = split /\|/,
+  $node->safe_psql('postgres',
+	"SELECT instances, utilization FROM flexlock_lock_load WHERE tranche = 'WALInsert'");
+is($inst, 1, 'one WAL insertion lock: 1 instance measured');
+ok($util > 0 && $util <= 1, "... its utilization is above 0 and at most 1 ($util)");
+my $whot = $node->safe_psql('postgres',
+	"SELECT count(*) FROM flexlock_hot_lwlocks WHERE tranche = 'WALInsert' AND lock ~ '^WALInsert \\+[0-9]+\$'");
+is($whot, 1, 'it is one row of the hot locks, named by its tranche and offset');
+
+$node->stop;
+done_testing();
