@@ -1544,8 +1544,8 @@ bits_read(int i, void *arg)
  * flexlock_lock_instances() (1.2): per tranche, how many distinct locks of it
  * the sampled holds since the last reset took: 1 for an individual lock; for
  * a tranche of many, the linear-counting estimate from the OR of the
- * processes' bitmaps (storage/lockstats.h: exact to rounding for a few dozen
- * locks, within 2% up to 1000, 5% at 4000), saturated when every bit is set
+ * processes' bitmaps (storage/lockstats.h: standard error 0.2 locks at 8,
+ * 2.3% at 128, 5.4% at 4000), saturated when every bit is set
  * (then about 7100, a lower bound).  Tranches with no sampled hold: no row.
  * Locks in dynamic shared memory may be mapped at other addresses in other
  * processes, and then counted once per address.

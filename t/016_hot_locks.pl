@@ -101,9 +101,10 @@ my $few = $node->safe_psql('postgres',
 like($few, qr/^[12] 8$/, "one inserting process: 1 of the 8 WAL insertion locks measured ($few)");
 
 $node->safe_psql('postgres', 'SELECT flexlock_reset(); CHECKPOINT;');
-is($node->safe_psql('postgres',
+# (two of the 8 share a bit of the bitmap with probability 3%: then 7)
+like($node->safe_psql('postgres',
 		"SELECT instances || ' ' || instances_configured FROM flexlock_lock_load WHERE tranche = 'WALInsert'"),
-	'8 8', 'a checkpoint takes all 8 WAL insertion locks: 8 instances measured');
+	qr/^[78] 8$/, 'a checkpoint takes all 8 WAL insertion locks: 8 instances measured');
 
 # --- the hot locks of a process that exits --------------------------------------
 
