@@ -8,7 +8,10 @@ summary.md (per workload, clients by build/variant: median tps, the median of
 the paired ratios to the reference with an order-statistic confidence
 interval and a verdict; the counters of the variants' families), plots/ (tps
 and ratios vs clients, PNG and SVG) and raw/ (every pgbench output, the lock
-statistics deltas).  The code is the package flexbench/ beside this file.
+statistics deltas); with --profile-holds (the default) a profile run per
+point with hold sampling on (profile.csv, holds.csv, caps.csv) and, in
+summary.md, its lock caps and the predicted tps on more cores.  The code is
+the package flexbench/ beside this file.
 
 Usage: flexbench.py run [options]     (flexbench.py run --help)
        flexbench.py list              workloads and presets

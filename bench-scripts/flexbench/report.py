@@ -149,7 +149,7 @@ def load_profiles(out):
     return prof, caps
 
 
-def fmt_tps(v):
+def fmt_num(v):
     return "-" if v is None else f"{v:.3g}" if v < 100 else f"{v:.0f}"
 
 
@@ -175,11 +175,11 @@ def caps_table(w, cfgs, clients, prof, caps, cores):
             D = p["cpu_us_per_txn"] / 1e6 if p.get("cpu_us_per_txn") else None
             pr = capmodel.predict(D, cs, cores)
             where = f"{p['profile_build']}/{p['profile_variant']}"
-            lines.append(f"| {c} | {b}/{v} | {'same' if where == f'{b}/{v}' else where} | {fmt_tps(p['tps'])} | "
-                         + ("; ".join(f"{x['tranche']} {fmt_tps(x['own_cap_tps'])}" for x in cs[:3]) or "none")
-                         + f" | {fmt(p.get('cpu_us_per_txn'), '.3g')} | "
-                         + " | ".join(fmt_tps(pr[k]["cpu_cap"]) for k in cores) + " | "
-                         + " | ".join(f"{fmt_tps(pr[k]['pred'])} ({pr[k]['binds'] or '-'})" for k in cores) + " |")
+            lines.append(f"| {c} | {b}/{v} | {'same' if where == f'{b}/{v}' else where} | {fmt_num(p['tps'])} | "
+                         + ("; ".join(f"{x['tranche']} {fmt_num(x['own_cap_tps'])}" for x in cs[:3]) or "none")
+                         + f" | {fmt_num(p.get('cpu_us_per_txn'))} | "
+                         + " | ".join(fmt_num(pr[k]["cpu_cap"]) for k in cores) + " | "
+                         + " | ".join(f"{fmt_num(pr[k]['pred'])} ({pr[k]['binds'] or '-'})" for k in cores) + " |")
     return lines + [""]
 
 

@@ -6,11 +6,14 @@ flexbench/), one module per module of the package:
   test_config    workloads, presets, variants; usage errors for bad input
   test_meta      machine facts, CPU time from /proc/stat, git or bundle.json
   test_stats     paired ratios, intervals and verdicts on known answers
-  test_report    summary.md, plots and counters tables from known runs.csv
+  test_capmodel  the cap model's prediction and CPU demand on known answers
+  test_report    summary.md, plots and counters tables from known runs.csv;
+                 lock caps and predictions from known profile runs
   test_lwbench   the micro-benchmark's bad input
   test_smoke     (FLEXBENCH_SMOKE=1, as make check sets it) end to end on the
-                 cassert build: two interleaved variants, the micro-benchmark,
-                 an interrupted run, a bundle-shaped directory
+                 cassert build: two interleaved variants with their profile
+                 runs (lock caps, predictions), the micro-benchmark, an
+                 interrupted run, a bundle-shaped directory
 
 This module gathers them, for `python3 -m unittest test_flexbench` (make
 check); `python3 -m unittest discover -s bench-scripts/tests` runs them too.
@@ -18,6 +21,7 @@ check); `python3 -m unittest discover -s bench-scripts/tests` runs them too.
 
 import unittest
 
+import test_capmodel
 import test_config
 import test_lwbench
 import test_meta
@@ -26,7 +30,7 @@ import test_report
 import test_smoke
 import test_stats
 
-MODULES = (test_pgbench, test_config, test_meta, test_stats, test_report, test_lwbench, test_smoke)
+MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench, test_smoke)
 
 
 def load_tests(loader, standard_tests, pattern):

@@ -8,9 +8,9 @@ import unittest
 from pathlib import Path
 
 from common import PNG_MAGIC, driver
-from flexbench import report
+from flexbench import capmodel, report
 from flexbench.config import UsageError
-from flexbench.matrix import CSV_FIELDS
+from flexbench.matrix import CSV_FIELDS, PROFILE_FIELDS, PROFILE_KEY
 
 OLD_FIELDS = CSV_FIELDS[:CSV_FIELDS.index("started_at") + 1]   # runs.csv before latency and CPU
 
@@ -74,6 +74,9 @@ class ReportTest(unittest.TestCase):
                 self.assertEqual(line.count("|"), 7, "six columns")
         self.assertIn("order-statistic (binomial) confidence interval", s)
         self.assertIn("2-core machine", s)
+        # no profile runs (runs before 2026-11-25, --no-profile-holds): no caps table
+        self.assertNotIn("predicted", s)
+        self.assertNotIn("Lock caps", s)
         # the second table: latency and CPU medians beside tps
         self.assertIn("| 1 | patched/stock | 120 | 3.500 | 2.500 | 4.000 | 60.0 | 30.0 | 9.0 | 1.0 | - | - |", s)
         for w in ("w", "v"):
@@ -120,6 +123,67 @@ class ReportTest(unittest.TestCase):
         p = driver("report", str(self.out / "nosuch"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("is not a run directory", p.stderr)
+
+    def test_caps_and_predictions(self):
+        """The third table: per point its profile run's three lowest lock
+        caps, CPU demand, CPU caps and predictions (capmodel) at the run's
+        --predict-cores; vanilla points profiled on patched/stock say so;
+        'report --predict-cores' predicts for other core counts."""
+        write_runs(self.out, self.run_rows({("w", 4): {"vanilla/stock": [1800, 1900, 1850],
+                                                       "patched/stock": [1790, 1880, 1860],
+                                                       "patched/x": [2000, 2100, 2050]},
+                                            ("v", 1): {"patched/stock": [500, 500, 500]}}))
+        profiles = [
+            # vanilla/stock shares patched/stock's profile run
+            ("w", 4, "vanilla", "stock", "w-c4-patched-stock-profile", "stock", 1700.0, 1000.0),
+            ("w", 4, "patched", "stock", "w-c4-patched-stock-profile", "stock", 1700.0, 1000.0),
+            ("w", 4, "patched", "x", "w-c4-patched-x-profile", "x", 1950.0, 100.0),
+        ]
+        with open(self.out / "profile.csv", "w", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=PROFILE_FIELDS)
+            wr.writeheader()
+            for w, c, b, v, pid, pv, tps, cpu_us in profiles:
+                wr.writerow({"workload": w, "clients": c, "build": b, "variant": v, "profile": pid,
+                             "profile_build": "patched", "profile_variant": pv, "hold_sample": 100,
+                             "duration_s": 3, "tps": tps, "transactions": int(tps * 3),
+                             "busy_cpu_s": cpu_us / 1e6 * tps * 3, "cpu_us_per_txn": cpu_us})
+        with open(self.out / "caps.csv", "w", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=PROFILE_KEY + capmodel.CAPS_FIELDS)
+            wr.writeheader()
+            for tranche, cap in (("XidGen", 80000.0), ("WALInsert", 9000.0), ("WALWrite", 2000.0),
+                                 ("ProcArray", 50000.0)):
+                wr.writerow({"profile": "w-c4-patched-stock-profile", "workload": "w", "clients": 4,
+                             "profile_build": "patched", "profile_variant": "stock", "tranche": tranche,
+                             "instances": 1, "own_cap_tps": cap, "cap_tps": cap})
+        (self.out / "meta.json").write_text(json.dumps(
+            {"matrix": {"builds": ["vanilla", "patched"], "variants": ["stock", "x"], "workloads": ["w", "v"],
+                        "clients": [1, 4], "reps": 3, "duration_s": 10, "warmup_s": 1,
+                        "profile_duration_s": 3, "predict_cores": [16, 64]}}))
+        report.report(self.out)
+        s = (self.out / "summary.md").read_text()
+        self.assertIn("| clients | build/variant | profiled on | tps (profile) | three lowest lock caps, tps "
+                      "| CPU µs/txn | CPU cap 16 cores | CPU cap 64 cores | **predicted tps, 16 cores** (binds) "
+                      "| **predicted tps, 64 cores** (binds) |", s)
+        self.assertIn("**Predictions, not measurements.**", s)
+        self.assertIn("bench-scripts/results/README.md", s)
+        # D = 1 ms: CPU caps 16000 and 64000; the WALWrite cap (2000) binds
+        self.assertIn("| 4 | vanilla/stock | patched/stock | 1700 | WALWrite 2000; WALInsert 9000; ProcArray 50000 "
+                      "| 1000 | 16000 | 64000 | 2000 (WALWrite) | 2000 (WALWrite) |", s)
+        self.assertIn("| 4 | patched/stock | same | 1700 | WALWrite 2000; WALInsert 9000; ProcArray 50000 "
+                      "| 1000 | 16000 | 64000 | 2000 (WALWrite) | 2000 (WALWrite) |", s)
+        # no capped tranche: the CPU binds
+        self.assertIn("| 4 | patched/x | same | 1950 | none | 100 | 160000 | 640000 | 160000 (CPU) "
+                      "| 640000 (CPU) |", s)
+        self.assertIn("vanilla/stock on patched/stock", s)
+        self.assertEqual(s.count("**Predictions, not measurements.**"), 1, "workload v has no profile: no table")
+        # other core counts, from the command line
+        p = driver("report", "--predict-cores", "8", str(self.out))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = (self.out / "summary.md").read_text()
+        self.assertIn("| 4 | patched/x | same | 1950 | none | 100 | 80000 | 80000 (CPU) |", s)
+        self.assertNotIn("64 cores", s)
+        p = driver("report", "--predict-cores", "0", str(self.out))
+        self.assertEqual(p.returncode, 2)
 
     def test_counters_and_mechanism(self):
         (self.out / "raw").mkdir()

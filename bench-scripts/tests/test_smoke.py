@@ -5,6 +5,7 @@ interrupted run, and the driver run from a bundle-shaped directory."""
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -40,8 +41,8 @@ class SmokeTest(unittest.TestCase):
         out = Path(self.tmp.name) / "run"
         p = driver("run", "--builds", "cassert", "--variants", "stock,notiming",
                    "--workloads", "insert-10,hot-rows", "--clients", "1,2", "--reps", "2",
-                   "--duration", "1", "--warmup", "0", "--scale", "1", "--out", str(out),
-                   env=self.env, timeout=600)
+                   "--duration", "1", "--warmup", "0", "--scale", "1", "--profile-duration", "1",
+                   "--predict-cores", "16,64", "--out", str(out), env=self.env, timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         # progress: one line per run with an estimate of what is left
         self.assertEqual(len([l for l in p.stdout.splitlines() if l.startswith("[")]), 16)
@@ -86,6 +87,66 @@ class SmokeTest(unittest.TestCase):
             self.assertEqual((out / "plots" / f"{w}.png").read_bytes()[:8], PNG_MAGIC)
             self.assertTrue((out / "plots" / f"{w}.svg").is_file())
         self.assertIn(str(out / "plots" / "insert-10.png"), p.stdout)
+
+        # profile runs (on by default): one per point after its timed runs,
+        # hold sampling on, recorded per point; hold sampling off again after
+        self.assertIn("profile runs of 1 s with lock_stats_hold_sample = 100", p.stdout)
+        self.assertEqual(len(re.findall(r"^ +\S+ clients=\d \S+: profile on cassert/", p.stdout, re.M)), 8)
+        with open(out / "profile.csv", newline="") as f:
+            prof = list(csv.DictReader(f))
+        self.assertEqual(sorted((r["workload"], r["clients"], r["variant"]) for r in prof),
+                         sorted((w, c, v) for w in ("insert-10", "hot-rows") for c in "12"
+                                for v in ("stock", "notiming")))
+        for r in prof:
+            self.assertEqual(r["profile_build"], "cassert")
+            self.assertEqual(r["hold_sample"], "100")
+            self.assertGreater(int(r["transactions"]), 0)
+            self.assertGreater(float(r["cpu_us_per_txn"]), 0)
+            self.assertTrue((out / "raw" / f"{r['profile']}.txt").is_file())
+        with open(out / "holds.csv", newline="") as f:
+            holds = list(csv.DictReader(f))
+        with open(out / "caps.csv", newline="") as f:
+            caps = list(csv.DictReader(f))
+        stock = {r["profile"] for r in prof if r["variant"] == "stock"}
+        self.assertEqual({r["profile"] for r in holds} & stock, stock, "hold times of every stock point")
+        # insert-10 writes WAL: WALWrite, WALInsert and XidGen have caps (a
+        # read-only workload may hold no capped lock exclusively)
+        writes = {r["profile"] for r in prof if r["variant"] == "stock" and r["workload"] == "insert-10"}
+        self.assertEqual({r["profile"] for r in caps} & writes, writes, "lock caps of every insert-10 point")
+        for r in holds:
+            self.assertGreater(int(r["holds_timed"]), 0)
+        for r in caps:
+            self.assertGreater(float(r["own_cap_tps"]), 0)
+        # the timed runs never sample holds
+        self.assertNotIn("lock_stats_hold_sample", meta["settings"]["cassert/stock"])
+        self.assertTrue(meta["matrix"]["profile_holds"])
+        self.assertEqual(meta["matrix"]["predict_cores"], [16, 64])
+        # summary.md: per point the three lowest caps, the CPU cap and the
+        # predictions at 16 and 64 cores
+        self.assertIn("| clients | build/variant | profiled on | tps (profile) | three lowest lock caps, tps "
+                      "| CPU µs/txn | CPU cap 16 cores | CPU cap 64 cores | **predicted tps, 16 cores** (binds) "
+                      "| **predicted tps, 64 cores** (binds) |", summary)
+        self.assertEqual(summary.count("**Predictions, not measurements.**"), 2)
+        for w in ("insert-10", "hot-rows"):
+            section = summary.split(f"## {w}\n", 1)[1].split("\n## ", 1)[0]
+            for c in (1, 2):
+                for v in ("stock", "notiming"):
+                    m = re.search(rf"^\| {c} \| cassert/{v} \| same \| \d+ \| (.*?) \| ([\d.]+) \| (\d+) \| (\d+) "
+                                  rf"\| (\d+) \((\S+)\) \| (\d+) \((\S+)\) \|$", section, re.M)
+                    self.assertIsNotNone(m, f"{w} {c} {v}: no caps row in\n{section}")
+                    lowest, cpu_us, cap16, cap64, p16, b16, p64, b64 = m.groups()
+                    self.assertAlmostEqual(int(cap16), 16e6 / float(cpu_us), delta=0.01 * int(cap16))
+                    self.assertAlmostEqual(int(cap64), 4 * int(cap16), delta=4)
+                    self.assertLessEqual(int(p16), int(cap16))
+                    self.assertLessEqual(int(p64), int(cap64))
+                    if v == "stock" and w == "insert-10":
+                        self.assertRegex(lowest, r"^\w+ \d")
+                    if lowest == "none":
+                        self.assertEqual((p16, b16, p64, b64), (cap16, "CPU", cap64, "CPU"))
+                    else:
+                        cap = float(lowest.split(";")[0].split()[1])
+                        self.assertEqual(int(p64), round(min(cap, int(cap64))), lowest)
+                        self.assertEqual(b64, "CPU" if int(cap64) <= cap else lowest.split()[0])
 
     def test_lwlock_micro_benchmark(self):
         out = Path(self.tmp.name) / "lw"
@@ -171,7 +232,7 @@ class SmokeTest(unittest.TestCase):
         out = b / "run"
         p = subprocess.run([sys.executable, str(b / "bench-scripts" / "flexbench.py"), "run", "--builds", "cassert",
                             "--variants", "stock,notiming", "--workloads", "insert-10", "--clients", "2",
-                            "--reps", "2", "--duration", "1", "--out", str(out)],
+                            "--reps", "2", "--duration", "1", "--no-profile-holds", "--out", str(out)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600,
                            env={k: v for k, v in dict(os.environ, **env).items() if v})
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
@@ -182,3 +243,8 @@ class SmokeTest(unittest.TestCase):
         with open(out / "runs.csv", newline="") as f:
             self.assertEqual(len(list(csv.DictReader(f))), 4)
         self.assertTrue((out / "summary.md").is_file())
+        # --no-profile-holds: no profile run, no caps table
+        self.assertNotIn("profile on", p.stdout)
+        self.assertFalse((out / "profile.csv").exists())
+        self.assertNotIn("predicted", (out / "summary.md").read_text())
+        self.assertFalse(meta["matrix"]["profile_holds"])
