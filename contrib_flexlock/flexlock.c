@@ -1661,7 +1661,8 @@ hot_cmp_lock(const void *a, const void *b)
 /*
  * Name a lock by its address, as this process sees the server's shared
  * memory: an individual lock by its name, a partition of the main array by
- * its tranche and number, a buffer content lock by its buffer; otherwise the
+ * its tranche and number, a buffer content lock by its buffer, a process's
+ * fast-path lock by its process number (PGPROC); otherwise the
  * tranche and the offset of the lock from the main array (in the main shared
  * memory segment), or "(not in the main shared memory)".  *offset: that
  * offset, or -1.
@@ -1701,6 +1702,15 @@ hot_lock_name(const LockStatsHotLock *e, const char *tranche, int *buf_id, int64
 				return psprintf("buffer %d", b + 1);
 			}
 		}
+	}
+	if (e->tranche == LWTRANCHE_LOCK_FASTPATH && ProcGlobal != NULL)
+	{
+		char	   *lo = (char *) ProcGlobal->allProcs;
+
+		/* a PGPROC's fpInfoLock: the process number, not who has it now */
+		if (p >= lo && p < lo + (Size) ProcGlobal->allProcCount * sizeof(PGPROC) &&
+			(p - lo) % sizeof(PGPROC) == offsetof(PGPROC, fpInfoLock))
+			return psprintf("%s proc %d", tranche, (int) ((p - lo) / sizeof(PGPROC)));
 	}
 	if (*offset >= 0)
 		return psprintf("%s +%lld", tranche, (long long) *offset);

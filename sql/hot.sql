@@ -61,6 +61,10 @@ DO $$ BEGIN FOR i IN 1..2000 LOOP PERFORM count(*) FROM regress_hot; END LOOP; E
 SELECT relation, fork, block, lock LIKE 'buffer %' AS lock_named, relfilenode > 0 AS relfilenode,
        hold_ms > 0 AS held, hold_share > 0 AND hold_share <= 1.0001 AS share_sane
   FROM flexlock_hot_lwlocks WHERE relation = 'regress_hot'::regclass;
+-- a process's fast-path lock by its process number, taken 2000 times
+-- (unless lock_fastpath is off)
+SELECT count(*) > 0 OR current_setting('lock_fastpath') = 'off' AS fastpath_named
+  FROM flexlock_hot_lwlocks WHERE tranche = 'LockFastPath' AND lock ~ '^LockFastPath proc [0-9]+$';
 -- a partition of the main array by tranche and number
 SELECT count(*) > 0 AS partition_named
   FROM flexlock_hot_lwlocks WHERE tranche = 'BufferMapping' AND lock ~ '^BufferMapping [0-9]+$';
