@@ -5,7 +5,8 @@
 # the test lock (flexlock_test_lwlock) make it the hottest lock, with about
 # 600 ms of hold time and all of its tranche's; its hold percentiles lie in
 # the bucket of 300 ms and are ordered; its tranche of one lock counts one
-# instance.  A table hammered with updates names its heap page among the
+# instance.  With one hold in 4 timed, 200 holds of 2 ms are estimated at
+# about 400 ms.  A table hammered with updates names its heap page among the
 # hottest buffer content locks.  The checkpointer's exclusive acquisition of
 # every WAL insertion lock counts 8 instances, and one lock (wal_insert_locks
 # = 1) counts 1.  The hot locks of a process that exits stay (retired to the
@@ -65,6 +66,14 @@ is( $s->query_safe(
 		"SELECT instances || ' ' || instances_saturated FROM flexlock_lock_load WHERE tranche = 'flexlock_lwbench'"),
 	'1 false',
 	'the test lock tranche: one instance measured');
+
+# One hold in 4 timed: 200 holds of 2 ms are about 400 ms, estimated from
+# about 50 samples (standard deviation about 6) each counted 4 times
+my $est = $node->safe_psql('postgres', q{SET lock_stats_hold_sample = 4; SELECT flexlock_reset();
+	SELECT flexlock_test_lwlock('exclusive', 2) FROM generate_series(1, 200);
+	SELECT round(hold_ms) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'});
+$est = (split /\n/, $est)[-1];
+ok($est >= 200 && $est <= 650, "sampling 1 in 4: 200 holds of 2 ms estimated at $est ms");
 
 # --- a hammered table names its page -----------------------------------------
 
