@@ -19,7 +19,7 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
        flexbench.py report DIR        rewrite summary.md and plots from runs.csv
        flexbench.py counters DIR FAM  a counter family per point, per 1000 transactions
        flexbench.py lwlock [options]  LWLock micro-benchmark, compare-exchange
-                                      vs fetch-add (flexlock_bench_lwlock)
+                                      vs fetch-add vs read-biased (flexlock_bench_lwlock)
 """
 
 import sys

@@ -210,7 +210,8 @@ BEGIN
            ('lwlock_shared_add', 'sharedadd'), ('wal_flush_wait', 'walflush'),
            ('wal_insert_locks', 'walinsert'), ('wal_insert_reservation', 'walreserve'),
            ('wal_buffer_init', 'walbuffer'), ('lwlock_implementation', 'lwspin'),
-           ('clock_sweep', 'clocksweep'), ('relation_extend_pages', 'extend')
+           ('clock_sweep', 'clocksweep'), ('relation_extend_pages', 'extend'),
+           ('lwlock_read_biased', 'readbias')
   ),
   changed AS (
     SELECT v.guc, v.current_setting, v.stock_setting, f.family
@@ -367,3 +368,28 @@ GRANT EXECUTE ON FUNCTION flexlock_lock_instances() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION flexlock_hot_lwlocks() TO pg_monitor;
 GRANT SELECT ON flexlock_lwlock_waits, flexlock_lwlock_waits_by_type,
   flexlock_lwlock_wait_histogram, flexlock_hot_lwlocks TO pg_monitor;
+
+-- Issue 29: read-biased LWLocks
+
+--
+-- flexlock_bench_lwlock_writer(): the writer's price of a read-optimized
+-- LWLock.  readers background workers take the lock in shared mode as fast
+-- as they can while one more takes it exclusively every interval_us
+-- microseconds and times each acquisition.  algorithm: exchange, fetch_add
+-- or readbiased.  Superuser only.
+--
+CREATE FUNCTION flexlock_bench_lwlock_writer(
+    readers int4,
+    seconds float8,
+    algorithm text DEFAULT 'readbiased',
+    interval_us int4 DEFAULT 1000,
+    OUT shared_algorithm text,
+    OUT shared_acquisitions int8,
+    OUT shared_per_sec float8,
+    OUT writes int8,
+    OUT avg_write_us float8,
+    OUT max_write_us float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flexlock_bench_lwlock_writer'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION flexlock_bench_lwlock_writer(int4, float8, text, int4) FROM PUBLIC;

@@ -121,6 +121,8 @@ static const FlexlockVariant flexlock_variant_list[] = {
 	"the clock hand of buffer replacement advances by atomic fetch-add (spinlock: under buffer_strategy_lock, one tick per acquisition)"},
 	{"relation-extend-pages", "relation_extend_pages", "0",
 	"inserts extend a table by the pages they need, more when others wait (N: exactly N pages each time; 1: one page per extension lock acquisition)"},
+	{"lwlock-read-biased", "lwlock_read_biased", "",
+	"no LWLock tranche is read-biased (a list of tranches, or all: while a lock is biased, shared acquisitions announce themselves in per-process slots and leave the lock alone; a writer revokes the bias and waits for them)"},
 	{NULL, NULL, NULL, NULL}
 };
 

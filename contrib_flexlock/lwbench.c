@@ -4,8 +4,12 @@
  *		Hammer one LWLock from many background workers: a torture test
  *		that checks the lock's invariants, and a micro-benchmark.
  *
- * The lock lives in a DSM segment made for the run, in a tranche of its own
- * ("flexlock_lwbench"), so that nothing else in the server touches it.  Each
+ * The lock lives in the main shared memory segment, at the same address in
+ * every process (lock types such as read-biased LWLocks identify a lock by
+ * its address across processes, which a DSM segment does not give), in a
+ * tranche of its own ("flexlock_lwbench"), so that nothing else in the
+ * server touches it; the rest of a run's state is in a DSM segment made for
+ * the run.  Runs at the same time share the lock, which is safe.  Each
  * worker loops until the run's end time: it picks an operation from the
  * configured mix (shared, exclusive, conditional, or wait-until-free
  * acquisition), performs it, and releases.
@@ -28,7 +32,13 @@
  * The algorithm for shared acquisitions is chosen per worker by setting
  * lwlock_shared_add in the worker: "exchange" (off, stock), "fetch_add"
  * (on), or "mixed" (even workers one, odd workers the other), which tests
- * that both are safe side by side.
+ * that both are safe side by side.  "readbiased" makes the run's tranche
+ * read-biased in every worker (lwlock_read_biased, for a tranche that
+ * setting cannot name).
+ *
+ * flexlock_bench_lwlock_writer() measures what an exclusive acquisition
+ * costs while readers hammer the lock: one worker of the run is a writer
+ * that takes the lock exclusively every interval_us and times it.
  *
  * Copyright (c) 2026, flexlock authors
  *
@@ -52,6 +62,7 @@
 #include "storage/lockstats.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/injection_point.h"
@@ -65,7 +76,12 @@ typedef enum LWBenchAlgorithm
 	LWBENCH_EXCHANGE,
 	LWBENCH_FETCH_ADD,
 	LWBENCH_MIXED,
+	LWBENCH_READ_BIASED,
 }			LWBenchAlgorithm;
+
+static const char *const lwbench_algorithm_names[] = {
+	"exchange", "fetch_add", "mixed", "readbiased"
+};
 
 /* What one worker did; written by the worker only, read after it is done */
 typedef struct LWBenchResult
@@ -81,12 +97,13 @@ typedef struct LWBenchResult
 	uint64		sleeps;
 	uint64		backouts;
 	uint64		backout_wakeups;
+	uint64		exclusive_ns;	/* the writer's: time in its acquisitions */
 	pg_atomic_uint32 done;
 }			LWBenchResult;
 
 typedef struct LWBenchShared
 {
-	LWLock		lock;			/* the lock under test */
+	LWLock	   *lock;			/* the lock under test (main shared memory) */
 	int			nworkers;
 	int			pct_shared;		/* the mix, in percent (sums to 100) */
 	int			pct_exclusive;
@@ -94,6 +111,7 @@ typedef struct LWBenchShared
 	int			pct_until_free;
 	LWBenchAlgorithm algorithm;
 	bool		torture;		/* check invariants and time every wait */
+	int			writer_interval_us; /* > 0: the last worker is a writer */
 	int64		duration_us;
 	pg_atomic_uint32 ready;		/* workers attached and waiting to start */
 	pg_atomic_uint64 end_time_us;	/* 0 until started */
@@ -114,8 +132,27 @@ typedef struct LWBenchTranche
 
 PGDLLEXPORT void flexlock_lwbench_main(Datum main_arg);
 
+/* flexlock.test_lock_read_biased: see flexlock_test_lwlock() */
+static bool test_lock_read_biased = false;
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("flexlock.test_lock_read_biased",
+							 "Makes the test lock of flexlock_test_lwlock() read-biased.",
+							 "In every session that uses the lock, as if lwlock_read_biased "
+							 "could name its tranche: for tests of read-biased LWLocks "
+							 "whose counters must come from that lock alone.",
+							 &test_lock_read_biased,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
 PG_FUNCTION_INFO_V1(flexlock_torture_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_bench_lwlock);
+PG_FUNCTION_INFO_V1(flexlock_bench_lwlock_writer);
 PG_FUNCTION_INFO_V1(flexlock_test_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_test_lwlock_nested);
 
@@ -135,6 +172,38 @@ lwbench_tranche(void)
 						   lwbench_init_tranche, &found);
 	LWLockRegisterTranche(t->tranche_id, "flexlock_lwbench");
 	return t->tranche_id;
+}
+
+/*
+ * The locks of the benchmark and of flexlock_test_lwlock(), in the main
+ * shared memory segment, allocated from its spare space on first use.
+ */
+typedef struct LWBenchLocks
+{
+	LWLockPadded bench;
+	LWLockPadded test;
+}			LWBenchLocks;
+
+static LWBenchLocks *
+lwbench_locks(void)
+{
+	static LWBenchLocks *locks = NULL;
+	bool		found;
+	int			tranche_id = lwbench_tranche();
+
+	if (locks == NULL)
+	{
+		LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+		locks = ShmemInitStruct("flexlock lwbench locks",
+								sizeof(LWBenchLocks), &found);
+		if (!found)
+		{
+			LWLockInitialize(&locks->bench.lock, tranche_id);
+			LWLockInitialize(&locks->test.lock, tranche_id);
+		}
+		LWLockRelease(AddinShmemInitLock);
+	}
+	return locks;
 }
 
 static uint64
@@ -198,6 +267,7 @@ flexlock_lwbench_main(Datum main_arg)
 	instr_time	t_start,
 				t_end;
 	uint64		n = 0;
+	bool		is_writer;
 
 	BackgroundWorkerUnblockSignals();
 
@@ -209,15 +279,18 @@ flexlock_lwbench_main(Datum main_arg)
 	sh = (LWBenchShared *) dsm_segment_address(seg);
 	memcpy(&me, MyBgworkerEntry->bgw_extra, sizeof(int));
 	res = &sh->results[me];
+	is_writer = sh->writer_interval_us > 0 && me == sh->nworkers - 1;
 
 	fetch_add = sh->algorithm == LWBENCH_FETCH_ADD ||
 		(sh->algorithm == LWBENCH_MIXED && me % 2 == 1);
 	/* a worker has no user to check privileges of: not a client setting */
 	SetConfigOption("lwlock_shared_add", fetch_add ? "on" : "off",
 					PGC_SUSET, PGC_S_OVERRIDE);
+	if (sh->algorithm == LWBENCH_READ_BIASED)
+		LWLockSetTrancheReadBiased(sh->lock->tranche);
 	pg_prng_seed(&prng, (uint64) me * 7919 + 17);
 
-	st = &MyLockStats->lwlock[LockStatsTrancheIndex(sh->lock.tranche)];
+	st = &MyLockStats->lwlock[LockStatsTrancheIndex(sh->lock->tranche)];
 	st0 = *st;
 	backouts0 = MyLockStats->counters[LSC_SHAREDADD_BACKOUTS];
 	wakeups0 = MyLockStats->counters[LSC_SHAREDADD_BACKOUT_WAKEUPS];
@@ -231,7 +304,31 @@ flexlock_lwbench_main(Datum main_arg)
 
 	INSTR_TIME_SET_CURRENT(t_start);
 	next_round_us = now_us() + LWBENCH_ROUND_US;
-	for (;;)
+
+	/* the writer of flexlock_bench_lwlock_writer() */
+	while (is_writer)
+	{
+		instr_time	w0,
+					w1;
+		uint64		took;
+
+		CHECK_FOR_INTERRUPTS();
+		if (now_us() >= end_us)
+			break;
+		pg_usleep(sh->writer_interval_us);
+		INSTR_TIME_SET_CURRENT(w0);
+		LWLockAcquire(sh->lock, LW_EXCLUSIVE);
+		INSTR_TIME_SET_CURRENT(w1);
+		sh->word1++;
+		LWLockRelease(sh->lock);
+		INSTR_TIME_SUBTRACT(w1, w0);
+		took = INSTR_TIME_GET_NANOSEC(w1);
+		res->exclusive++;
+		res->exclusive_ns += took;
+		res->max_wait_ns = Max(res->max_wait_ns, took);
+	}
+
+	while (!is_writer)
 	{
 		uint32		r;
 		instr_time	w0,
@@ -269,27 +366,27 @@ flexlock_lwbench_main(Datum main_arg)
 
 		if (r < sh->pct_shared)
 		{
-			LWLockAcquire(&sh->lock, LW_SHARED);
+			LWLockAcquire(sh->lock, LW_SHARED);
 			res->shared++;
 			if (sh->torture)
 				check_shared(sh);
-			LWLockRelease(&sh->lock);
+			LWLockRelease(sh->lock);
 		}
 		else if (r < sh->pct_shared + sh->pct_exclusive)
 		{
-			LWLockAcquire(&sh->lock, LW_EXCLUSIVE);
+			LWLockAcquire(sh->lock, LW_EXCLUSIVE);
 			res->exclusive++;
 			if (sh->torture)
 				check_exclusive(sh);
 			else
 				sh->word1++;
-			LWLockRelease(&sh->lock);
+			LWLockRelease(sh->lock);
 		}
 		else if (r < sh->pct_shared + sh->pct_exclusive + sh->pct_conditional)
 		{
 			LWLockMode	mode = (r & 1) ? LW_SHARED : LW_EXCLUSIVE;
 
-			if (LWLockConditionalAcquire(&sh->lock, mode))
+			if (LWLockConditionalAcquire(sh->lock, mode))
 			{
 				res->cond_acquired++;
 				if (sh->torture)
@@ -299,7 +396,7 @@ flexlock_lwbench_main(Datum main_arg)
 					else
 						check_exclusive(sh);
 				}
-				LWLockRelease(&sh->lock);
+				LWLockRelease(sh->lock);
 			}
 			else
 				res->cond_failed++;
@@ -307,11 +404,11 @@ flexlock_lwbench_main(Datum main_arg)
 		else
 		{
 			/* wait until the lock is free, or take it if it is */
-			if (LWLockAcquireOrWait(&sh->lock, LW_EXCLUSIVE))
+			if (LWLockAcquireOrWait(sh->lock, LW_EXCLUSIVE))
 			{
 				if (sh->torture)
 					check_exclusive(sh);
-				LWLockRelease(&sh->lock);
+				LWLockRelease(sh->lock);
 			}
 			res->until_free++;
 		}
@@ -353,17 +450,24 @@ parse_algorithm(const char *s, bool allow_both, bool *both)
 		return LWBENCH_FETCH_ADD;
 	if (strcmp(s, "mixed") == 0)
 		return LWBENCH_MIXED;
+	if (strcmp(s, "readbiased") == 0)
+		return LWBENCH_READ_BIASED;
 	if (allow_both && strcmp(s, "both") == 0)
 	{
 		*both = true;
 		return LWBENCH_EXCHANGE;
 	}
+	if (allow_both && strcmp(s, "all") == 0)
+	{
+		*both = true;
+		return LWBENCH_READ_BIASED;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid algorithm \"%s\"", s),
 			 errhint(allow_both ?
-					 "Valid algorithms are \"exchange\", \"fetch_add\", \"mixed\" and \"both\"." :
-					 "Valid algorithms are \"exchange\", \"fetch_add\" and \"mixed\".")));
+					 "Valid algorithms are \"exchange\", \"fetch_add\", \"mixed\", \"readbiased\", \"both\" and \"all\"." :
+					 "Valid algorithms are \"exchange\", \"fetch_add\", \"mixed\" and \"readbiased\".")));
 	pg_unreachable();
 }
 
@@ -527,7 +631,7 @@ lwbench_setup(dsm_segment **seg, int workers, double seconds, bool torture,
 	*seg = dsm_create(size, 0);
 	sh = (LWBenchShared *) dsm_segment_address(*seg);
 	memset(sh, 0, size);
-	LWLockInitialize(&sh->lock, lwbench_tranche());
+	sh->lock = &lwbench_locks()->bench.lock;
 	sh->nworkers = workers;
 	sh->pct_shared = pct_shared;
 	sh->pct_exclusive = pct_exclusive;
@@ -569,6 +673,7 @@ lwbench_sum(LWBenchShared * sh)
 		s.sleeps += r->sleeps;
 		s.backouts += r->backouts;
 		s.backout_wakeups += r->backout_wakeups;
+		s.exclusive_ns += r->exclusive_ns;
 	}
 	return s;
 }
@@ -640,7 +745,8 @@ flexlock_torture_lwlock(PG_FUNCTION_ARGS)
 /*
  * flexlock_bench_lwlock(workers, seconds, shared_percent, algorithm): the
  * rest of the mix is exclusive.  "both" runs exchange, then fetch_add, each
- * for the given seconds, and returns a row for each.
+ * for the given seconds, and returns a row for each; "all" runs exchange,
+ * fetch_add and readbiased.
  */
 Datum
 flexlock_bench_lwlock(PG_FUNCTION_ARGS)
@@ -652,20 +758,23 @@ flexlock_bench_lwlock(PG_FUNCTION_ARGS)
 	char	   *alg = text_to_cstring(PG_GETARG_TEXT_PP(3));
 	bool		both;
 	LWBenchAlgorithm first;
+	LWBenchAlgorithm runs[3];
 	int			nruns;
 	int			run;
 
 	check_args("flexlock_bench_lwlock", workers, seconds);
 	check_percent("shared_percent", pct_shared);
 	first = parse_algorithm(alg, true, &both);
-	nruns = both ? 2 : 1;
+	runs[0] = both ? LWBENCH_EXCHANGE : first;
+	runs[1] = LWBENCH_FETCH_ADD;
+	runs[2] = LWBENCH_READ_BIASED;
+	nruns = !both ? 1 : first == LWBENCH_READ_BIASED ? 3 : 2;
 
 	InitMaterializedSRF(fcinfo, 0);
 
 	for (run = 0; run < nruns; run++)
 	{
-		LWBenchAlgorithm algorithm = both ? (run == 0 ? LWBENCH_EXCHANGE : LWBENCH_FETCH_ADD) : first;
-		static const char *const names[] = {"exchange", "fetch_add", "mixed"};
+		LWBenchAlgorithm algorithm = runs[run];
 		dsm_segment *seg;
 		LWBenchShared *sh;
 		LWBenchResult s;
@@ -679,7 +788,7 @@ flexlock_bench_lwlock(PG_FUNCTION_ARGS)
 		s = lwbench_sum(sh);
 		acquisitions = s.shared + s.exclusive;
 
-		values[0] = CStringGetTextDatum(names[algorithm]);
+		values[0] = CStringGetTextDatum(lwbench_algorithm_names[algorithm]);
 		values[1] = Int64GetDatum(acquisitions);
 		values[2] = Float8GetDatum(acquisitions / seconds);
 		values[3] = Float8GetDatum(acquisitions > 0 ? (double) s.elapsed_ns / acquisitions : 0);
@@ -693,20 +802,75 @@ flexlock_bench_lwlock(PG_FUNCTION_ARGS)
 }
 
 /*
+ * flexlock_bench_lwlock_writer(readers, seconds, algorithm, interval_us):
+ * readers workers take the lock in shared mode as fast as they can, and one
+ * more takes it exclusively every interval_us microseconds and times each
+ * acquisition: the writer's price of a read-optimized lock.
+ */
+Datum
+flexlock_bench_lwlock_writer(PG_FUNCTION_ARGS)
+{
+	int			readers = PG_GETARG_INT32(0);
+	double		seconds = PG_GETARG_FLOAT8(1);
+	char	   *alg = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int			interval_us = PG_GETARG_INT32(3);
+	bool		both;
+	LWBenchAlgorithm algorithm;
+	dsm_segment *seg;
+	LWBenchShared *sh;
+	LWBenchResult s;
+	LWBenchResult *w;
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {0};
+
+	if (readers < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("readers must not be negative")));
+	check_args("flexlock_bench_lwlock_writer", readers + 1, seconds);
+	if (interval_us < 0 || interval_us > 1000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("interval_us must be between 0 and 1000000")));
+	algorithm = parse_algorithm(alg, false, &both);
+	if (algorithm == LWBENCH_MIXED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("algorithm \"mixed\" is not supported here")));
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	sh = lwbench_setup(&seg, readers + 1, seconds, false, algorithm, 100, 0, 0, 0);
+	/* pg_usleep(0) returns at once: 1 us is the shortest pause */
+	sh->writer_interval_us = Max(interval_us, 1);
+	lwbench_run(sh, seg, 10000);
+	s = lwbench_sum(sh);
+	w = &sh->results[readers];
+
+	values[0] = CStringGetTextDatum(lwbench_algorithm_names[algorithm]);
+	values[1] = Int64GetDatum(s.shared);
+	values[2] = Float8GetDatum(s.shared / seconds);
+	values[3] = Int64GetDatum(w->exclusive);
+	values[4] = Float8GetDatum(w->exclusive > 0 ? w->exclusive_ns / 1e3 / w->exclusive : 0);
+	values[5] = Float8GetDatum(w->max_wait_ns / 1e3);
+	dsm_detach(seg);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
  * flexlock_test_lwlock(mode, hold_ms): for tests that need an interleaving
  * on an LWLock of their own: acquire the test lock (one per server, in the
  * flexlock_lwbench tranche) in mode 'shared' or 'exclusive', hold it for
  * hold_ms milliseconds and through the injection point
- * flexlock-test-lwlock-held, release it.
+ * flexlock-test-lwlock-held, release it.  'exclusive_conditional' takes it
+ * with LWLockConditionalAcquire() and fails if that does.  With
+ * flexlock.test_lock_read_biased on, the lock's tranche is read-biased in
+ * the calling process (every process that takes the lock must agree).
  */
 static int	test_lock_tranche;
-
-/* (a DSM registry callback: it must not use the registry itself) */
-static void
-test_lock_init(void *ptr)
-{
-	LWLockInitialize((LWLock *) ptr, test_lock_tranche);
-}
 
 Datum
 flexlock_test_lwlock(PG_FUNCTION_ARGS)
@@ -715,26 +879,37 @@ flexlock_test_lwlock(PG_FUNCTION_ARGS)
 	int32		hold_ms = PG_GETARG_INT32(1);
 	LWLockMode	m;
 	LWLock	   *lock;
-	bool		found;
+	bool		conditional = false;
 
 	if (strcmp(mode, "shared") == 0)
 		m = LW_SHARED;
 	else if (strcmp(mode, "exclusive") == 0)
 		m = LW_EXCLUSIVE;
+	else if (strcmp(mode, "exclusive_conditional") == 0)
+	{
+		m = LW_EXCLUSIVE;
+		conditional = true;
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\" and \"exclusive\".")));
+				 errhint("Valid modes are \"shared\", \"exclusive\" and \"exclusive_conditional\".")));
 	if (hold_ms < 0 || hold_ms > 600000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("hold_ms must be between 0 and 600000")));
 
 	test_lock_tranche = lwbench_tranche();	/* registers its name here too */
-	lock = GetNamedDSMSegment("flexlock_test_lwlock", sizeof(LWLock),
-							  test_lock_init, &found);
-	LWLockAcquire(lock, m);
+	if (test_lock_read_biased)
+		LWLockSetTrancheReadBiased(test_lock_tranche);
+	lock = &lwbench_locks()->test.lock;
+	if (!conditional)
+		LWLockAcquire(lock, m);
+	else if (!LWLockConditionalAcquire(lock, m))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("the test lock is not free")));
 	if (hold_ms > 0)
 		pg_usleep(hold_ms * 1000L);
 	/* a test can hold the lock here for as long as it needs */
@@ -782,8 +957,7 @@ flexlock_test_lwlock_nested(PG_FUNCTION_ARGS)
 							   test_outer_init, &found);
 	LWLockRegisterTranche(outer->tranche_id, "flexlock_test_outer");
 	test_lock_tranche = lwbench_tranche();
-	inner = GetNamedDSMSegment("flexlock_test_lwlock", sizeof(LWLock),
-							   test_lock_init, &found);
+	inner = &lwbench_locks()->test.lock;
 
 	LWLockAcquire(&outer->lock, LW_EXCLUSIVE);
 	LWLockAcquire(inner, LW_EXCLUSIVE);

@@ -6,7 +6,7 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
        flexbench.py report DIR        rewrite summary.md and plots from runs.csv
        flexbench.py counters DIR FAM  a counter family per point, per 1000 transactions
        flexbench.py lwlock [options]  LWLock micro-benchmark, compare-exchange
-                                      vs fetch-add (flexlock_bench_lwlock)
+                                      vs fetch-add vs read-biased (flexlock_bench_lwlock)
 """
 
 import argparse
@@ -55,11 +55,13 @@ def main(argv=None):
     cp = sub.add_parser("counters", help="a counter family per point of a run directory, per 1000 transactions")
     cp.add_argument("dir")
     cp.add_argument("family", help="flexlock_counters family, e.g. walflush or groupclear")
-    lw = sub.add_parser("lwlock", help="LWLock micro-benchmark: compare-exchange vs fetch-add")
+    lw = sub.add_parser("lwlock", help="LWLock micro-benchmark: compare-exchange, fetch-add, read-biased")
     lw.add_argument("--workers", help="worker counts, e.g. 1,2,4,8,16")
     lw.add_argument("--shared", help="shared percentages, e.g. 100,95 (the rest exclusive)")
     lw.add_argument("--seconds", help="seconds per run (default 3)")
     lw.add_argument("--reps", help="repetitions (default 3)")
+    lw.add_argument("--algorithms", help="shared acquisition algorithms, from exchange,fetch_add,readbiased (default all three)")
+    lw.add_argument("--writer-readers", help="also time exclusive acquisitions with these numbers of readers, e.g. 0,1,2")
     lw.add_argument("--build", help="patched (default) or cassert")
     lw.add_argument("--out", help="run directory to create (must not exist)")
     args = ap.parse_args(argv)

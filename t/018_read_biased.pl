@@ -1,0 +1,361 @@
+# t/018_read_biased.pl — read-biased LWLocks (lwlock_read_biased, patch 0018).
+#
+# First the interleavings the protocol's invariant is about, forced one by
+# one with injection points on the test lock (made read-biased by
+# flexlock.test_lock_read_biased, alone, so that the counters are its own):
+#   1. a writer waits for a reader that holds the lock through its slot;
+#   2. a reader that announced itself before a revocation and checks the bias
+#      after it falls back to the state word, and the writer waits for its
+#      announcement to go;
+#   3. a conditional exclusive acquisition gives up on a biased reader and
+#      leaves the bias on;
+#   4. while one writer revokes, another waits for it and a conditional one
+#      gives up.
+# Then the torture test with the type (mutual exclusion checked on every
+# acquisition, a lost wakeup fails the run), and the whole server under
+# pgbench with every tranche read-biased.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $seconds = $ENV{FLEXLOCK_TORTURE_SECONDS} || 4;
+
+my $node = PostgreSQL::Test::Cluster->new('readbiased');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+flexlock.test_lock_read_biased = on
+max_worker_processes = 40
+max_connections = 30
+autovacuum = off
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+is($node->safe_psql('postgres', 'SHOW lwlock_read_biased'), '', 'lwlock_read_biased is empty');
+
+sub counter
+{
+	my ($name) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT value FROM flexlock_counters WHERE family = 'readbias' AND counter = '$name'});
+}
+
+sub counters
+{
+	return join ' ',
+	  map { "$_=" . counter($_) }
+	  qw(biased_acquires fallbacks_unbiased fallbacks_revoked bias_grants revocations
+	  drain_waits revoke_waits nowait_failures);
+}
+
+# Turn the bias of the test lock on: wait out the delay after the last
+# revocation (at most about 131 ms), then a shared acquisition through the
+# state word grants it, and the next one goes through a slot.
+sub bias_on
+{
+	my ($what) = @_;
+	usleep(300_000);
+	my $grants = counter('bias_grants');
+	my $biased = counter('biased_acquires');
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+	is(counter('bias_grants') - $grants, 1, "$what: a shared acquisition turned the bias on");
+	is(counter('biased_acquires') - $biased, 1, "$what: the next one went through a slot");
+}
+
+# the pid's wait event, '' if none
+sub wait_event_of
+{
+	my ($pid) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT coalesce(wait_event_type || ':' || wait_event, '')
+		  FROM pg_stat_activity WHERE pid = $pid});
+}
+
+sub session
+{
+	my $s = $node->background_psql('postgres');
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	return ($s, $pid);
+}
+
+# --- 1. a writer waits for a reader holding the lock through its slot -------
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	bias_on('1');
+	my ($r, $rpid) = session();
+	my ($w, $wpid) = session();
+	$r->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	my $biased = counter('biased_acquires');
+	$r->query_until(qr/holding/, q{
+		\echo holding
+		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
+	});
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	is(counter('biased_acquires') - $biased, 1, '1: R holds the test lock through its slot');
+	$w->query_until(qr/acquiring/, q{
+		\echo acquiring
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
+	});
+	$node->poll_query_until('postgres',
+		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $wpid})
+	  or die 'W does not wait';
+	usleep(500_000);
+	like(wait_event_of($wpid), qr/^LWLock:/,
+		'1: W still waits for the lock half a second later (R holds it through its slot)');
+	is(counter('revocations'), 1, '1: W revoked the bias');
+	is(counter('drain_waits'), 1, '1: W found R announced and waits for it');
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
+	is($r->query_safe('SELECT 1'), '1', '1: R released');
+	is($w->query_safe('SELECT 1'), '1', '1: W got the lock and released it');
+	unlike(wait_event_of($wpid), qr/^LWLock/, '1: W waits no more');
+	$r->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
+	$_->quit for ($r, $w);
+	note counters();
+}
+
+# --- 2. announced before the revocation, checked after it ------------------
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	bias_on('2');
+	my ($r, $rpid) = session();
+	my ($w, $wpid) = session();
+	$r->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('lwlock-read-bias-announced', 'wait');});
+	$r->query_until(qr/acquiring/, q{
+		\echo acquiring
+		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
+	});
+	$node->wait_for_event('client backend', 'lwlock-read-bias-announced');
+	pass('2: R announced itself in its slot and stopped before checking the bias');
+	$w->query_until(qr/acquiring/, q{
+		\echo acquiring
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
+	});
+	$node->poll_query_until('postgres',
+		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $wpid})
+	  or die 'W does not wait';
+	is(counter('drain_waits'), 1, '2: W revoked the bias and waits for R\'s announcement');
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('lwlock-read-bias-announced')});
+	is($r->query_safe('SELECT 1'), '1', '2: R got the lock');
+	is($w->query_safe('SELECT 1'), '1', '2: W got the lock');
+	is(counter('fallbacks_revoked'), 1,
+		'2: R saw the bias gone after announcing itself and went through the state word');
+	is(counter('biased_acquires'), 1, '2: R did not take the lock through its slot');
+	$r->query_safe(q{SELECT injection_points_detach('lwlock-read-bias-announced')});
+	$_->quit for ($r, $w);
+	note counters();
+}
+
+# --- 3. a conditional exclusive acquisition gives up and leaves the bias ----
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	bias_on('3');
+	my ($r, $rpid) = session();
+	$r->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	$r->query_until(qr/holding/, q{
+		\echo holding
+		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
+	});
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	my ($ok, $out, $err) = $node->psql('postgres',
+		q{SELECT flexlock_test_lwlock('exclusive_conditional')});
+	like($err, qr/the test lock is not free/,
+		'3: a conditional exclusive acquisition fails while R holds the lock through its slot');
+	is(counter('nowait_failures'), 1, '3: counted as a conditional failure');
+	my $biased = counter('biased_acquires');
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+	is(counter('biased_acquires') - $biased, 1,
+		'3: the bias is still on: the next shared acquisition goes through a slot');
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
+	is($r->query_safe('SELECT 1'), '1', '3: R released');
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('exclusive_conditional')});
+	pass('3: with nobody left, the conditional acquisition revokes and succeeds');
+	$r->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
+	$r->quit;
+	note counters();
+}
+
+# --- 4. while one writer revokes, another waits and a conditional gives up --
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	bias_on('4');
+	my ($w1, $w1pid) = session();
+	my ($w2, $w2pid) = session();
+	$w1->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('lwlock-read-bias-revoking', 'wait');});
+	$w1->query_until(qr/acquiring/, q{
+		\echo acquiring
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
+	});
+	$node->wait_for_event('client backend', 'lwlock-read-bias-revoking');
+	pass('4: W1 took the bias away and stopped before reading the slots');
+	$w2->query_until(qr/acquiring/, q{
+		\echo acquiring
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
+	});
+	$node->poll_query_until('postgres',
+		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $w2pid})
+	  or die 'W2 does not wait';
+	is(counter('revoke_waits'), 1, '4: W2 waits for W1\'s revocation to end');
+	my ($ok, $out, $err) = $node->psql('postgres',
+		q{SELECT flexlock_test_lwlock('exclusive_conditional')});
+	like($err, qr/the test lock is not free/,
+		'4: a conditional exclusive acquisition gives up during the revocation');
+	my $unbiased = counter('fallbacks_unbiased');
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+	cmp_ok(counter('fallbacks_unbiased') - $unbiased, '>=', 1,
+		'4: a reader during the revocation goes through the state word, and is not held up');
+	is(counter('bias_grants'), 1, '4: ... and does not turn the bias on again');
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('lwlock-read-bias-revoking')});
+	is($w1->query_safe('SELECT 1'), '1', '4: W1 got the lock');
+	is($w2->query_safe('SELECT 1'), '1', '4: W2 got the lock');
+	is(counter('revocations'), 1, '4: one revocation in all');
+	$w1->query_safe(q{SELECT injection_points_detach('lwlock-read-bias-revoking')});
+	$_->quit for ($w1, $w2);
+	note counters();
+}
+
+# --- 5. a woken reader owes a wakeup: it must not hold through a slot ------
+# E holds the test lock exclusively; S (shared) and then W (exclusive) queue
+# and sleep.  S is stopped (SIGSTOP) before E releases: the release wakes S
+# only, and leaves W asleep for S's release to wake.  Another session turns
+# the bias on meanwhile (its release wakes nobody: S has not run yet).  S is
+# resumed: if it took the lock through its slot now, its release would wake
+# nobody and W would sleep on a free lock forever.
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	my ($e, $epid) = session();
+	my ($sh, $spid) = session();
+	my ($w, $wpid) = session();
+	$e->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	$e->query_until(qr/holding/, q{
+		\echo holding
+		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
+	});
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	for my $s ([ $sh, $spid, 'shared' ], [ $w, $wpid, 'exclusive' ])
+	{
+		my ($sess, $pid, $mode) = @$s;
+		$sess->query_until(qr/acquiring/, qq{
+			\\echo acquiring
+			DO \$\$BEGIN PERFORM flexlock_test_lwlock('$mode'); END\$\$;
+		});
+		$node->poll_query_until('postgres',
+			qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $pid})
+		  or die "$mode waiter does not sleep";
+	}
+	pass('5: S (shared) and W (exclusive) sleep behind E');
+	kill 'STOP', $spid;
+	$node->safe_psql('postgres',
+		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
+	is($e->query_safe('SELECT 1'), '1', '5: E released, waking S (stopped) and not W');
+	usleep(300_000);
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+	is(counter('bias_grants'), 1, '5: meanwhile a shared acquisition turned the bias on');
+	kill 'CONT', $spid;
+	my $done = 0;
+	for (1 .. 100)
+	{
+		$done = $node->safe_psql('postgres',
+			qq{SELECT coalesce(wait_event_type, '') <> 'LWLock' FROM pg_stat_activity WHERE pid = $wpid}) eq 't';
+		last if $done;
+		usleep(100_000);
+	}
+	ok($done, '5: W is woken and gets the lock once S releases it');
+	is($sh->query_safe('SELECT 1'), '1', '5: S got the lock');
+	if ($done)
+	{
+		is($w->query_safe('SELECT 1'), '1', '5: W got the lock');
+		$e->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
+		$_->quit for ($e, $sh, $w);
+	}
+	else
+	{
+		# W sleeps on a free lock: a wakeup from another release frees it
+		$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('exclusive')});
+		$e->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
+		$_->quit for ($e, $sh, $w);
+	}
+	note counters();
+}
+
+# --- torture ----------------------------------------------------------------
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+my $total = 0;
+for my $run (
+	[ 16, 70, 20, 5, 5 ],
+	[ 16, 95, 3, 1, 1 ],
+	[ 16, 99, 1, 0, 0 ],
+	[ 4, 100, 0, 0, 0 ],
+	[ 16, 50, 30, 10, 10 ],)
+{
+	my ($workers, $sh, $ex, $cond, $wuf) = @$run;
+	my ($acq, $violations, $maxwait, $sleeps) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT acquisitions, violations, max_wait_ms, sleeps
+		   FROM flexlock_torture_lwlock($workers, $seconds, $sh, $ex, $cond, $wuf,
+		                                algorithm => 'readbiased', wait_bound_ms => 10000)");
+	my $what = "readbiased, $workers workers, $sh/$ex/$cond/$wuf % shared/exclusive/conditional/until-free";
+	note "$what: $acq acquisitions, $sleeps sleeps, longest wait $maxwait ms; " . counters();
+	is($violations, 0, "$what: invariants held on every acquisition");
+	cmp_ok($maxwait, '<', 10000, "$what: no wait longer than 10 s");
+	$total += $acq;
+}
+cmp_ok($total, '>=', 300_000, "$total acquisitions in all");
+cmp_ok(counter('biased_acquires'), '>', 0, 'torture: acquisitions went through slots');
+cmp_ok(counter('revocations'), '>', 0, 'torture: writers revoked the bias');
+cmp_ok(counter('drain_waits'), '>', 0, 'torture: writers waited for biased readers');
+cmp_ok(counter('fallbacks_revoked'), '>=', 0, 'torture: ' . counters());
+
+# --- the whole server, every tranche read-biased ----------------------------
+$node->append_conf('postgresql.conf', "lwlock_read_biased = 'all'\n");
+$node->restart;
+is($node->safe_psql('postgres', 'SHOW lwlock_read_biased'), 'all', 'lwlock_read_biased = all');
+$node->command_ok([ 'pgbench', '--initialize', '--scale=2', '--quiet', $node->connstr('postgres') ],
+	'pgbench -i');
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->command_ok(
+	[ 'pgbench', '--client=12', '--jobs=2', '--time=5', '--builtin=select-only@3',
+	  '--builtin=tpcb-like@1', $node->connstr('postgres') ],
+	'pgbench select-only and TPC-B-like with every tranche read-biased');
+is( $node->safe_psql('postgres',
+		'SELECT sum(abalance) = (SELECT sum(bbalance) FROM pgbench_branches) FROM pgbench_accounts'),
+	't', 'pgbench balances add up');
+note 'pgbench: ' . counters();
+cmp_ok(counter('biased_acquires'), '>', 0, 'pgbench: shared acquisitions went through slots');
+cmp_ok(counter('revocations'), '>', 0, 'pgbench: writers revoked biases');
+$node->stop;
+
+# --- bad settings are refused with the valid names ----------------------------
+$node->append_conf('postgresql.conf', "lwlock_read_biased = 'ProcArray, NoSuchTranche'\n");
+my $log_offset = -s $node->logfile;
+my $ret = $node->start(fail_ok => 1);
+ok(!$ret, 'a server with an unknown tranche in lwlock_read_biased does not start');
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/invalid value for parameter "lwlock_read_biased"/, 'the error names the setting');
+like($log, qr/Unrecognized LWLock tranche: "NoSuchTranche"/, 'and the bad name');
+like($log, qr/Valid values are "all" or a list of: .*ProcArray.*BufferContent/,
+	'and lists the valid ones');
+$node->append_conf('postgresql.conf', "lwlock_read_biased = 'procarray,XactSLRU'\n");
+$node->start;
+is($node->safe_psql('postgres', 'SHOW lwlock_read_biased'), 'procarray,XactSLRU',
+	'names are matched regardless of case');
+$node->stop;
+
+done_testing();
