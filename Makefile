@@ -46,7 +46,7 @@ help:
 	@echo "  make psql            psql on that server; make status, make stop"
 	@echo "  make check           every test, against the cassert build"
 	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/)"
-	@echo "  make lwbench         LWLock micro-benchmark, compare-exchange vs fetch-add (LWBENCH_ARGS)"
+	@echo "  make lwbench         LWLock micro-benchmark: compare-exchange, fetch-add, read-biased (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"

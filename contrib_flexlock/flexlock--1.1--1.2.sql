@@ -393,3 +393,14 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'flexlock_bench_lwlock_writer'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION flexlock_bench_lwlock_writer(int4, float8, text, int4) FROM PUBLIC;
+
+--
+-- flexlock_test_procarray(): for tests, hold ProcArrayLock in shared mode
+-- for hold_ms milliseconds, through the state word ('word') or through a
+-- read-bias slot ('slot').  Superuser only.
+--
+CREATE FUNCTION flexlock_test_procarray(hold_ms int4, through text DEFAULT 'word')
+RETURNS void
+AS 'MODULE_PATHNAME', 'flexlock_test_procarray'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION flexlock_test_procarray(int4, text) FROM PUBLIC;

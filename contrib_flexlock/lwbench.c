@@ -155,6 +155,7 @@ PG_FUNCTION_INFO_V1(flexlock_bench_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_bench_lwlock_writer);
 PG_FUNCTION_INFO_V1(flexlock_test_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_test_lwlock_nested);
+PG_FUNCTION_INFO_V1(flexlock_test_procarray);
 
 static void
 lwbench_init_tranche(void *ptr)
@@ -965,5 +966,68 @@ flexlock_test_lwlock_nested(PG_FUNCTION_ARGS)
 		pg_usleep(hold_ms * 1000L);
 	LWLockRelease(&outer->lock);
 	LWLockRelease(inner);
+	PG_RETURN_VOID();
+}
+
+/*
+ * flexlock_test_procarray(hold_ms, through): for tests of ProcArrayLock's
+ * waiters with lwlock_read_biased: hold ProcArrayLock in shared mode for
+ * hold_ms milliseconds, through the state word ('word': right after an
+ * exclusive acquisition, which takes any bias away) or through a slot
+ * ('slot': acquire and release until an acquisition goes through a slot,
+ * which needs the bias to come back, at most 10 s).  Logs when it holds
+ * the lock and when it has released it.
+ */
+Datum
+flexlock_test_procarray(PG_FUNCTION_ARGS)
+{
+	int32		hold_ms = PG_GETARG_INT32(0);
+	char	   *through = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	uint64		biased;
+
+	if (hold_ms < 0 || hold_ms > 600000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hold_ms must be between 0 and 600000")));
+	if (strcmp(through, "word") == 0)
+	{
+		LWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);
+		LWLockRelease(ProcArrayLock);
+		biased = MyLockStats->counters[LSC_RB_ACQUIRES];
+		LWLockAcquire(ProcArrayLock, LW_SHARED);
+		if (MyLockStats->counters[LSC_RB_ACQUIRES] != biased)
+		{
+			LWLockRelease(ProcArrayLock);
+			elog(ERROR, "ProcArrayLock was biased again at once");
+		}
+	}
+	else if (strcmp(through, "slot") == 0)
+	{
+		int			tries = 0;
+
+		for (;;)
+		{
+			biased = MyLockStats->counters[LSC_RB_ACQUIRES];
+			LWLockAcquire(ProcArrayLock, LW_SHARED);
+			if (MyLockStats->counters[LSC_RB_ACQUIRES] != biased)
+				break;
+			LWLockRelease(ProcArrayLock);
+			if (++tries > 100000)
+				ereport(ERROR,
+						(errmsg("ProcArrayLock did not become read-biased"),
+						 errhint("Set lwlock_read_biased to include ProcArray.")));
+			pg_usleep(100);
+		}
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for through: \"%s\"", through),
+				 errhint("Valid values are \"word\" and \"slot\".")));
+	elog(LOG, "flexlock_test_procarray: holding ProcArrayLock through the %s", through);
+	if (hold_ms > 0)
+		pg_usleep(hold_ms * 1000L);
+	LWLockRelease(ProcArrayLock);
+	elog(LOG, "flexlock_test_procarray: released ProcArrayLock held through the %s", through);
 	PG_RETURN_VOID();
 }

@@ -340,6 +340,60 @@ is( $node->safe_psql('postgres',
 note 'pgbench: ' . counters();
 cmp_ok(counter('biased_acquires'), '>', 0, 'pgbench: shared acquisitions went through slots');
 cmp_ok(counter('revocations'), '>', 0, 'pgbench: writers revoked biases');
+
+# --- 6. a serving release must not leave the waiters to slot holders ------
+# procarray_group_clear = holder: a commit that finds ProcArrayLock busy
+# queues as a servable waiter, and the release that leaves the lock free in
+# the state word serves it.  G holds the lock through the state word, R
+# through its slot; C commits and queues.  G's release cannot serve C (it
+# must not wait for R): it must wake C, which then waits for R itself.  R's
+# release, through its slot, wakes nobody; before the fix C slept on a free
+# lock until some other process took it exclusively.  (Found by review.)
+$node->append_conf('postgresql.conf',
+	"lwlock_read_biased = 'ProcArray'\nprocarray_group_clear = holder\n");
+$node->restart;
+{
+	$node->safe_psql('postgres', 'CREATE TABLE serve_t (x int)');
+	my ($g, $gpid) = session();
+	my ($r, $rpid) = session();
+	my ($c, $cpid) = session();
+	my ($m, $mpid) = session();
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	my $off = -s $node->logfile;
+	$g->query_until(qr/go/, "\\echo go\nSELECT flexlock_test_procarray(3000, 'word');\n");
+	$node->wait_for_log(qr/holding ProcArrayLock through the word/, $off);
+	$r->query_until(qr/go/, "\\echo go\nSELECT flexlock_test_procarray(6000, 'slot');\n");
+	$node->wait_for_log(qr/holding ProcArrayLock through the slot/, $off);
+	pass('6: G holds ProcArrayLock through the state word, R through its slot');
+	$c->query_until(qr/go/, "\\echo go\nBEGIN; INSERT INTO serve_t VALUES (1); COMMIT;\n");
+	my $we = '';
+	for (1 .. 100)
+	{
+		$we = $m->query_safe(qq{SELECT coalesce(wait_event_type || ':' || wait_event, '')
+			FROM pg_stat_activity WHERE pid = $cpid});
+		last if $we eq 'LWLock:ProcArray';
+		usleep(50_000);
+	}
+	is($we, 'LWLock:ProcArray', '6: C, committing, waits for ProcArrayLock');
+	$node->wait_for_log(qr/released ProcArrayLock held through the slot/, $off);
+	my $done = 0;
+	for (1 .. 100)
+	{
+		$done = $m->query_safe(qq{SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $cpid}) eq 't';
+		last if $done;
+		usleep(100_000);
+	}
+	ok($done, '6: C commits once R has released (G\'s release woke it)');
+	cmp_ok($m->query_safe(q{SELECT value FROM flexlock_counters WHERE counter = 'holder_serve_missed'}),
+		'>=', 1, '6: G\'s release could not serve C');
+	if (!$done)
+	{
+		# C sleeps on a free lock: another commit's exclusive acquisition frees it
+		$m->query_safe('BEGIN; INSERT INTO serve_t VALUES (2); COMMIT;');
+	}
+	is($c->query_safe('SELECT count(*) FROM serve_t'), $done ? '1' : '2', '6: C\'s row is there');
+	$_->quit for ($g, $r, $c, $m);
+}
 $node->stop;
 
 # --- bad settings are refused with the valid names ----------------------------
