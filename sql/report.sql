@@ -122,7 +122,8 @@ SELECT item, events >= 1 AS contended FROM flexlock_report() WHERE section = 'sp
 SET lwlock_shared_add = on;
 SELECT item, detail FROM flexlock_report() WHERE section = 'variant' AND item = 'lwlock_shared_add';
 SELECT bool_and(split_part(item, '.', 1) IN ('sharedadd', 'btree', 'groupclear', 'walflush', 'walinsert',
-                                             'walreserve', 'walbuffer', 'lwspin', 'clocksweep', 'extend'))
+                                             'walreserve', 'walbuffer', 'lwspin', 'clocksweep', 'extend',
+                                             'readbias'))
        IS NOT FALSE AS only_variant_families
   FROM flexlock_report() WHERE section = 'counter';
 RESET lwlock_shared_add;

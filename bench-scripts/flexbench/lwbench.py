@@ -39,8 +39,8 @@ LW_FIELDS = ["workers", "shared_percent", "rep", "algorithm", "acquisitions",
 
 def lwlock_bench(args):
     """flexlock_bench_lwlock() on the patched build: for each worker count
-    and shared percentage, every repetition runs both algorithms, in
-    alternating order; medians and the fetch_add/exchange ratio."""
+    and shared percentage, every repetition runs every algorithm, in
+    rotating order; medians and the ratios (see the module's docstring)."""
     workers = positive_ints(args.workers or "1,2,4,8,16", "--workers")
     shared = []
     for x in names(args.shared or "100,95"):

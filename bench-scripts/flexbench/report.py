@@ -251,7 +251,16 @@ def readme_text(out, meta, what=None):
     if what:
         lines += [what, ""]
     lines += ["What ran:", ""]
-    if "workers" in mx:
+    if "workers" in mx and mx.get("algorithms", ["exchange", "fetch_add"]) != ["exchange", "fetch_add"]:
+        lines += [f"- `flexbench.py lwlock` (`make lwbench`): `flexlock_bench_lwlock()` on the "
+                  f"{meta.get('build', '?')} build, {', '.join(mx['algorithms'])}",
+                  f"- workers {', '.join(map(str, mx.get('workers', [])))}; "
+                  f"shared {', '.join(f'{x}%' for x in mx.get('shared_percent', []))}; "
+                  f"{mx.get('reps')} repetitions of {mx.get('seconds')} s, every algorithm in each, rotating order"]
+        if mx.get("writer_readers"):
+            lines.append(f"- the writer's price (`flexlock_bench_lwlock_writer()`) with "
+                         f"{', '.join(map(str, mx['writer_readers']))} readers, same repetitions")
+    elif "workers" in mx:
         lines += [f"- `flexbench.py lwlock` (`make lwbench`): `flexlock_bench_lwlock()` on the "
                   f"{meta.get('build', '?')} build, compare-exchange vs fetch-add",
                   f"- workers {', '.join(map(str, mx.get('workers', [])))}; "
