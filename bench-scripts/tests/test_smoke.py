@@ -151,21 +151,28 @@ class SmokeTest(unittest.TestCase):
     def test_lwlock_micro_benchmark(self):
         out = Path(self.tmp.name) / "lw"
         p = driver("lwlock", "--build", "cassert", "--workers", "1,3", "--shared", "100,50",
-                   "--seconds", "0.2", "--reps", "2", "--out", str(out), timeout=600)
+                   "--seconds", "0.2", "--reps", "2", "--writer-readers", "1", "--out", str(out), timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         with open(out / "runs.csv", newline="") as f:
             rows = list(csv.DictReader(f))
-        self.assertEqual(len(rows), 2 * 2 * 2 * 2)
+        self.assertEqual(len(rows), 2 * 2 * 2 * 3)
         for r in rows:
             self.assertGreater(int(r["acquisitions"]), 0)
-        # both algorithms in every repetition, in alternating order
+        # every algorithm in every repetition, in rotating order
         point = [r["algorithm"] for r in rows if r["workers"] == "3" and r["shared_percent"] == "50"]
-        self.assertEqual(point, ["exchange", "fetch_add", "fetch_add", "exchange"])
-        self.assertTrue(all(int(r["backouts"]) == 0 for r in rows if r["algorithm"] == "exchange"))
+        self.assertEqual(point, ["exchange", "fetch_add", "readbiased", "fetch_add", "readbiased", "exchange"])
+        self.assertTrue(all(int(r["backouts"]) == 0 for r in rows if r["algorithm"] != "fetch_add"))
+        # the writer's price: one writer timed beside one reader, each algorithm
+        with open(out / "writer.csv", newline="") as f:
+            wrows = list(csv.DictReader(f))
+        self.assertEqual(sorted(r["algorithm"] for r in wrows), sorted(["exchange", "fetch_add", "readbiased"] * 2))
+        self.assertTrue(all(int(r["writes"]) > 0 and float(r["avg_write_us"]) > 0 for r in wrows), wrows)
         summary = (out / "summary.md").read_text()
         self.assertIn("## 50% shared", summary)
-        self.assertIn("| workers | exchange acq/s | fetch_add acq/s | ratio [interval] | verdict (coverage, pairs) |", summary)
-        self.assertIn("too few reps (50.0%, 2)", summary)
+        self.assertIn("| workers | exchange acq/s | fetch_add acq/s | readbiased acq/s | fetch_add/exchange "
+                      "| readbiased/exchange | readbiased/fetch_add |", summary)
+        self.assertIn("too few reps", summary)
+        self.assertIn("## The writer's price", summary)
         # 'report' rewrites the same summary from runs.csv and meta.json
         (out / "summary.md").unlink()
         p = driver("report", str(out))
