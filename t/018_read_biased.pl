@@ -82,6 +82,26 @@ sub session
 	return ($s, $pid);
 }
 
+# Start the test lock function in a background session without waiting for
+# it to return.
+sub start_test_lock
+{
+	my ($sess, $mode) = @_;
+	$sess->query_until(qr/started/, qq{
+		\\echo started
+		DO \$\$BEGIN PERFORM flexlock_test_lwlock('$mode'); END\$\$;
+	});
+}
+
+# Wait until the process waits for an LWLock.
+sub wait_for_lwlock_wait
+{
+	my ($pid, $who) = @_;
+	$node->poll_query_until('postgres',
+		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $pid})
+	  or die "$who does not wait";
+}
+
 # --- 1. a writer waits for a reader holding the lock through its slot -------
 {
 	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
@@ -92,19 +112,11 @@ sub session
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
 	my $biased = counter('biased_acquires');
-	$r->query_until(qr/holding/, q{
-		\echo holding
-		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
-	});
+	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	is(counter('biased_acquires') - $biased, 1, '1: R holds the test lock through its slot');
-	$w->query_until(qr/acquiring/, q{
-		\echo acquiring
-		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
-	});
-	$node->poll_query_until('postgres',
-		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $wpid})
-	  or die 'W does not wait';
+	start_test_lock($w, 'exclusive');
+	wait_for_lwlock_wait($wpid, 'W');
 	usleep(500_000);
 	like(wait_event_of($wpid), qr/^LWLock:/,
 		'1: W still waits for the lock half a second later (R holds it through its slot)');
@@ -129,19 +141,11 @@ sub session
 	$r->query_safe(q{
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('lwlock-read-bias-announced', 'wait');});
-	$r->query_until(qr/acquiring/, q{
-		\echo acquiring
-		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
-	});
+	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'lwlock-read-bias-announced');
 	pass('2: R announced itself in its slot and stopped before checking the bias');
-	$w->query_until(qr/acquiring/, q{
-		\echo acquiring
-		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
-	});
-	$node->poll_query_until('postgres',
-		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $wpid})
-	  or die 'W does not wait';
+	start_test_lock($w, 'exclusive');
+	wait_for_lwlock_wait($wpid, 'W');
 	is(counter('drain_waits'), 1, '2: W revoked the bias and waits for R\'s announcement');
 	$node->safe_psql('postgres',
 		q{SELECT injection_points_wakeup('lwlock-read-bias-announced')});
@@ -163,10 +167,7 @@ sub session
 	$r->query_safe(q{
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
-	$r->query_until(qr/holding/, q{
-		\echo holding
-		DO $$BEGIN PERFORM flexlock_test_lwlock('shared'); END$$;
-	});
+	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	my ($ok, $out, $err) = $node->psql('postgres',
 		q{SELECT flexlock_test_lwlock('exclusive_conditional')});
@@ -196,19 +197,11 @@ sub session
 	$w1->query_safe(q{
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('lwlock-read-bias-revoking', 'wait');});
-	$w1->query_until(qr/acquiring/, q{
-		\echo acquiring
-		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
-	});
+	start_test_lock($w1, 'exclusive');
 	$node->wait_for_event('client backend', 'lwlock-read-bias-revoking');
 	pass('4: W1 took the bias away and stopped before reading the slots');
-	$w2->query_until(qr/acquiring/, q{
-		\echo acquiring
-		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
-	});
-	$node->poll_query_until('postgres',
-		qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $w2pid})
-	  or die 'W2 does not wait';
+	start_test_lock($w2, 'exclusive');
+	wait_for_lwlock_wait($w2pid, 'W2');
 	is(counter('revoke_waits'), 1, '4: W2 waits for W1\'s revocation to end');
 	my ($ok, $out, $err) = $node->psql('postgres',
 		q{SELECT flexlock_test_lwlock('exclusive_conditional')});
@@ -244,21 +237,13 @@ sub session
 	$e->query_safe(q{
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
-	$e->query_until(qr/holding/, q{
-		\echo holding
-		DO $$BEGIN PERFORM flexlock_test_lwlock('exclusive'); END$$;
-	});
+	start_test_lock($e, 'exclusive');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	for my $s ([ $sh, $spid, 'shared' ], [ $w, $wpid, 'exclusive' ])
 	{
 		my ($sess, $pid, $mode) = @$s;
-		$sess->query_until(qr/acquiring/, qq{
-			\\echo acquiring
-			DO \$\$BEGIN PERFORM flexlock_test_lwlock('$mode'); END\$\$;
-		});
-		$node->poll_query_until('postgres',
-			qq{SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $pid})
-		  or die "$mode waiter does not sleep";
+		start_test_lock($sess, $mode);
+		wait_for_lwlock_wait($pid, "the $mode waiter");
 	}
 	pass('5: S (shared) and W (exclusive) sleep behind E');
 	kill 'STOP', $spid;

@@ -93,17 +93,20 @@ def lwlock_bench(args):
         n = 0
         # every repetition runs every algorithm, starting with a different one
         rotated = lambda rep: algorithms[(rep - 1) % len(algorithms):] + algorithms[:(rep - 1) % len(algorithms)]
+
+        def measure(fields, prefix, convs, sql):
+            # one run: the row of fields, from prefix, the query's columns and the start time
+            started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            cols = srv.psql(sql).split("|")
+            return dict(zip(fields, prefix + [conv(c) for conv, c in zip(convs, cols)] + [started]))
         for w in workers:
             for pct in shared:
                 for rep in range(1, reps + 1):
                     for alg in rotated(rep):
-                        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-                        r = srv.psql("SELECT shared_algorithm, acquisitions, acquisitions_per_sec, "
-                                     "ns_per_acquisition, cas_retries, backouts, sleeps "
-                                     f"FROM flexlock_bench_lwlock({w}, {seconds}, {pct}, '{alg}')")
-                        f = r.split("|")
-                        row = dict(zip(LW_FIELDS, [w, pct, rep, f[0], int(f[1]), float(f[2]), float(f[3]),
-                                                   int(f[4]), int(f[5]), int(f[6]), started]))
+                        row = measure(LW_FIELDS, [w, pct, rep], (str, int, float, float, int, int, int),
+                                      "SELECT shared_algorithm, acquisitions, acquisitions_per_sec, "
+                                      "ns_per_acquisition, cas_retries, backouts, sleeps "
+                                      f"FROM flexlock_bench_lwlock({w}, {seconds}, {pct}, '{alg}')")
                         rows.append(row)
                         n += 1
                         print(f"[{n:4}/{total}] workers={w} shared={pct}% rep={rep} {alg}: "
@@ -113,13 +116,10 @@ def lwlock_bench(args):
         for readers in writer_readers:
             for rep in range(1, reps + 1):
                 for alg in rotated(rep):
-                    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-                    r = srv.psql("SELECT shared_algorithm, shared_acquisitions, shared_per_sec, writes, "
-                                 "avg_write_us, max_write_us "
-                                 f"FROM flexlock_bench_lwlock_writer({readers}, {seconds}, '{alg}')")
-                    f = r.split("|")
-                    row = dict(zip(WRITER_FIELDS, [readers, rep, f[0], int(f[1]), float(f[2]), int(f[3]),
-                                                   float(f[4]), float(f[5]), started]))
+                    row = measure(WRITER_FIELDS, [readers, rep], (str, int, float, int, float, float),
+                                  "SELECT shared_algorithm, shared_acquisitions, shared_per_sec, writes, "
+                                  "avg_write_us, max_write_us "
+                                  f"FROM flexlock_bench_lwlock_writer({readers}, {seconds}, '{alg}')")
                     wrows.append(row)
                     n += 1
                     print(f"[{n:4}/{total}] writer with {readers} readers rep={rep} {alg}: "
