@@ -306,6 +306,7 @@ cmp_ok($total, '>=', 300_000, "$total acquisitions in all");
 cmp_ok(counter('biased_acquires'), '>', 0, 'torture: acquisitions went through slots');
 cmp_ok(counter('revocations'), '>', 0, 'torture: writers revoked the bias');
 cmp_ok(counter('drain_waits'), '>', 0, 'torture: writers waited for biased readers');
+cmp_ok(counter('drain_ns'), '>', 0, 'torture: the time writers spent revoking is counted');
 cmp_ok(counter('fallbacks_revoked'), '>=', 0, 'torture: ' . counters());
 
 # --- the whole server, every tranche read-biased ----------------------------
