@@ -190,10 +190,11 @@ lwbench_locks(void)
 {
 	static LWBenchLocks *locks = NULL;
 	bool		found;
-	int			tranche_id = lwbench_tranche();
 
 	if (locks == NULL)
 	{
+		int			tranche_id = lwbench_tranche();
+
 		LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 		locks = ShmemInitStruct("flexlock lwbench locks",
 								sizeof(LWBenchLocks), &found);
