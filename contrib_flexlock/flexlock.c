@@ -333,13 +333,13 @@ sum_all_slots(LockStatsData *sum, TimestampTz *reset_time)
 	LWLockRelease(&flexlock_shared->lock);
 
 	/* and the maxima of processes that have exited this epoch */
-	SpinLockAcquire(&LockStatsShmem->retired_lck);
+	LWLockAcquire(LockStatsRetireLock, LW_SHARED);
 	if (LockStatsShmem->retired_max_epoch == epoch)
 		for (c = 0; c < LOCKSTATS_NUM_COUNTERS; c++)
 			if (LockStatsCounterDescs[c].kind == LOCKSTATS_MAX &&
 				LockStatsShmem->retired_max[c] > sum->counters[c])
 				sum->counters[c] = LockStatsShmem->retired_max[c];
-	SpinLockRelease(&LockStatsShmem->retired_lck);
+	LWLockRelease(LockStatsRetireLock);
 	pfree(cur);
 }
 

@@ -868,7 +868,10 @@ flexlock_bench_lwlock_writer(PG_FUNCTION_ARGS)
  * flexlock_lwbench tranche) in mode 'shared' or 'exclusive', hold it for
  * hold_ms milliseconds and through the injection point
  * flexlock-test-lwlock-held, release it.  'exclusive_conditional' takes it
- * with LWLockConditionalAcquire() and fails if that does.  With
+ * with LWLockConditionalAcquire() and fails if that does;
+ * 'exclusive_conditional_twice' tries twice in a row, and fails if both do
+ * (for the read-biased lock's pause after a conditional attempt that found
+ * a reader).  With
  * flexlock.test_lock_read_biased on, the lock's tranche is read-biased in
  * the calling process (every process that takes the lock must agree).
  */
@@ -881,7 +884,7 @@ flexlock_test_lwlock(PG_FUNCTION_ARGS)
 	int32		hold_ms = PG_GETARG_INT32(1);
 	LWLockMode	m;
 	LWLock	   *lock;
-	bool		conditional = false;
+	int			conditional = 0;
 
 	if (strcmp(mode, "shared") == 0)
 		m = LW_SHARED;
@@ -890,13 +893,18 @@ flexlock_test_lwlock(PG_FUNCTION_ARGS)
 	else if (strcmp(mode, "exclusive_conditional") == 0)
 	{
 		m = LW_EXCLUSIVE;
-		conditional = true;
+		conditional = 1;
+	}
+	else if (strcmp(mode, "exclusive_conditional_twice") == 0)
+	{
+		m = LW_EXCLUSIVE;
+		conditional = 2;
 	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\", \"exclusive\" and \"exclusive_conditional\".")));
+				 errhint("Valid modes are \"shared\", \"exclusive\", \"exclusive_conditional\" and \"exclusive_conditional_twice\".")));
 	if (hold_ms < 0 || hold_ms > 600000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -908,7 +916,8 @@ flexlock_test_lwlock(PG_FUNCTION_ARGS)
 	lock = &lwbench_locks()->test.lock;
 	if (!conditional)
 		LWLockAcquire(lock, m);
-	else if (!LWLockConditionalAcquire(lock, m))
+	else if (!LWLockConditionalAcquire(lock, m) &&
+			 (conditional == 1 || !LWLockConditionalAcquire(lock, m)))
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("the test lock is not free")));

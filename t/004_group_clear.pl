@@ -246,6 +246,7 @@ sub queued_commit
 	my $fail = $opt{fail} ? q{, injection_points_attach('get-snapshot-data-locked-2', 'error')} : '';
 	$h->query_until(qr/holding/, qq{
 		\\echo holding
+		SET lock_stats_hold_sample = 1;
 		SELECT injection_points_attach('get-snapshot-data-locked', 'wait')$fail;
 		SELECT 1;
 	});
@@ -275,6 +276,10 @@ sub queued_commit
 	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
 	is($c->query_safe('SELECT 42'), '42', "$what: the committer's COMMIT returns");
 	my $after = procarray_lock_of($m, $cpid);
+	# H times every hold (nobody else does): a hold that serves requests is
+	# a hold too (read over all processes: H may have exited on its error)
+	my $h_holds = $m->query_safe(
+		"SELECT coalesce(hold_exclusive_ms, 0) > 0 FROM flexlock_lwlocks WHERE tranche = 'ProcArray'");
 	if ($opt{fail})
 	{
 		# (psql stops at the error: ON_ERROR_STOP)
@@ -301,6 +306,8 @@ sub queued_commit
 		is("$c{holder_served}/$c{holder_served_by_shared}/$c{holder_self_cleared}", '1/1/0',
 			"$what: its XID was cleared by a shared release, not by itself");
 		is($c{holder_woken_unserved}, 0, "$what: it was not woken unserved");
+		is($h_holds, 't',
+			"$what: H's release took ProcArrayLock exclusively to serve, and that hold was sampled");
 	}
 	else
 	{

@@ -197,14 +197,16 @@ $node->command_ok(
 	[ 'pgbench', '--client=6', '--jobs=2', '--time=4', '--builtin=select-only@3',
 	  '--builtin=tpcb-like@1', $node->connstr('postgres') ],
 	'pgbench on four times shared_buffers');
-my ($sweeps, $ticks, $passes) = split /\|/, $node->safe_psql('postgres',
+my ($sweeps, $ticks, $locked, $passes) = split /\|/, $node->safe_psql('postgres',
 	"SELECT sum(value) FILTER (WHERE counter = 'sweeps'),
 	        sum(value) FILTER (WHERE counter = 'ticks'),
+	        sum(value) FILTER (WHERE counter = 'locked_ticks'),
 	        sum(value) FILTER (WHERE counter = 'passes')
 	   FROM flexlock_counters WHERE family = 'clocksweep'");
-note "clock sweep: $sweeps sweeps, $ticks ticks, $passes passes";
+note "clock sweep: $sweeps sweeps, $ticks ticks ($locked under the spinlock), $passes passes";
 cmp_ok($sweeps, '>', 1000, 'buffer allocations ran the clock sweep');
 cmp_ok($ticks, '>=', $sweeps, 'at least one tick per sweep');
+is($locked, $ticks, 'every tick of the hand was taken under buffer_strategy_lock (clock_sweep = spinlock took effect)');
 cmp_ok($passes, '>=', 1, 'the hand went round');
 cmp_ok($passes, '<=', $ticks / 2048 + 1, 'one pass per 2048 ticks at most');
 is( $node->safe_psql('postgres',

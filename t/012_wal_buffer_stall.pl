@@ -31,7 +31,10 @@
 # one per backend, so no process queues behind a stopped one's lock.  The
 # positions of all records are checked as the test goes, so that a record
 # written by something else shows as a wrong layout, not as a pass.  The
-# scenario runs with wal_insert_reservation spinlock and atomic.
+# scenario runs with wal_insert_reservation spinlock and atomic.  Then two
+# claimers of one page are stopped just before their claim's
+# compare-and-exchange: one claim must fail and its claimer wait for the
+# other's page (claim_race below).
 use strict;
 use warnings FATAL => 'all';
 
@@ -65,7 +68,7 @@ wal_insert_locks = 128
 max_connections = 20
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock_inject');
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock_inject; CREATE EXTENSION flexlock');
 is($node->safe_psql('postgres', "SELECT current_setting('wal_buffers')"),
 	'32kB', 'four WAL buffers');
 
@@ -99,11 +102,16 @@ sub wait_stopped
 }
 
 # send SQL to a background session without waiting for it; its completion
-# shows as "done-TAG" on its output
+# shows as "done-TAG" on its output.  query_until() empties the output it
+# has read: if the statement finished before this process read "sent-TAG"
+# (a busy machine), "done-TAG" came with it and is remembered here.
+my %done_early;
+
 sub send_sql
 {
 	my ($s, $tag, $sql) = @_;
-	$s->query_until(qr/sent-$tag/, "\\echo sent-$tag\n$sql;\n\\echo done-$tag\n");
+	my $out = $s->query_until(qr/sent-$tag/, "\\echo sent-$tag\n$sql;\n\\echo done-$tag\n");
+	$done_early{"$s $tag"} = 1 if $out =~ /done-$tag/;
 	return;
 }
 
@@ -113,6 +121,7 @@ sub finished
 	my $deadline = time + $secs;
 	while (1)
 	{
+		return 1 if $done_early{"$s $tag"};
 		$s->{run}->pump_nb();
 		return 1 if $s->{stdout} =~ /done-$tag/;
 		return 0 if time >= $deadline;
@@ -237,7 +246,83 @@ sub scenario
 	return;
 }
 
+# Two claimers of one page.  A and B each insert a small record into page U,
+# which nobody has initialized: both read InitializeReserved = U and stop
+# just before their claim's compare-and-exchange (wal-buffer-init-claim).  A
+# goes on, claims U and stops before initializing it (wal-buffer-init-
+# claimed).  B goes on: its compare-and-exchange must fail (claim_retries),
+# and B must then wait for A's page (init_waits), not initialize U a second
+# time.  With a claim made by a plain store, B claims U too and neither
+# counter moves.
+sub claim_race
+{
+	my ($reservation) = @_;
+	my $label = "claim race, reservation $reservation";
+	$node->adjust_conf('postgresql.conf', 'wal_insert_reservation', undef);
+	$node->append_conf('postgresql.conf', "wal_insert_reservation = $reservation\n");
+	$node->restart;
+
+	my $m = $node->background_psql('postgres');
+	my %s = map { $_ => $node->background_psql('postgres') } qw(A B);
+	my %pid = map { $_ => $s{$_}->query_safe('SELECT pg_backend_pid()') } keys %s;
+	for my $s ($m, values %s)
+	{
+		$s->query_safe(emit(10, 'false'));
+		$s->query_safe("SELECT flexlock_inject_stop_once('flexlock-warm-up', 0)");
+		$s->query_safe("SELECT flexlock_inject_detach('flexlock-warm-up')");
+		$s->query_safe('SELECT pg_current_wal_insert_lsn(), pg_switch_wal() IS NULL');
+		$s->query_safe('SELECT sum(value) FROM flexlock_counters');
+		$s->query_safe('SELECT flexlock_reset()');
+	}
+
+	# page S filled exactly and written: the next insertion needs page U
+	$m->query_safe('SELECT pg_switch_wal()');
+	my $S = lsn_int($m->query_safe('SELECT pg_current_wal_insert_lsn()')) - 40;
+	is($S % $seg, 0, "$label: at the start of a segment after a switch");
+	my $U = $S + $page;
+	is(lsn_int($m->query_safe(emit($page - 40 - 55, 'true'))), $U,
+		"$label: a record ends exactly at the end of page U-1");
+	$m->query_safe('SELECT flexlock_reset()');
+
+	$m->query_safe("SELECT flexlock_inject_stop_once('wal-buffer-init-claim', $pid{A}, $pid{B})");
+	$m->query_safe("SELECT flexlock_inject_stop_once('wal-buffer-init-claimed', $pid{A})");
+
+	send_sql($s{A}, 'A', emit(100, 'false'));
+	ok(wait_stopped($pid{A}), "$label: A stops before its claim of page U");
+	is(lsn_int($m->query_safe('SELECT pg_current_wal_insert_lsn()')), $U + 24 + msg_len(100),
+		"$label: A's record is the first of page U");
+	send_sql($s{B}, 'B', emit(100, 'false'));
+	ok(wait_stopped($pid{B}), "$label: B stops before its claim of page U");
+	kill 'CONT', $pid{A};
+	ok(wait_stopped($pid{A}), "$label: A claimed page U and stops before initializing it");
+	kill 'CONT', $pid{B};
+	ok(!finished($s{B}, 'B', 1), "$label: B does not get through while A has not published U");
+	my $counters = q{SELECT string_agg(counter || '=' || value, ' ' ORDER BY counter)
+	  FROM flexlock_counters WHERE family = 'walbuffer' AND counter IN ('claim_retries', 'init_waits')};
+	is($m->query_safe($counters), 'claim_retries=1 init_waits=1',
+		"$label: B's claim failed (claim_retries) and B waits for A's page (init_waits)");
+	kill 'CONT', $pid{A};
+	ok(finished($s{A}, 'A', $PostgreSQL::Test::Utils::timeout_default), "$label: A's insertion returns");
+	ok(finished($s{B}, 'B', $PostgreSQL::Test::Utils::timeout_default), "$label: B's insertion returns");
+	$m->query_safe("SELECT flexlock_inject_detach('$_')") for qw(wal-buffer-init-claim wal-buffer-init-claimed);
+
+	my $start = sprintf('%X/%X', $U >> 32, $U & 0xffffffff);
+	my ($end, $start_seg, $end_seg) = split /\|/,
+	  $m->query_safe("SELECT lsn, pg_walfile_name('$start'), pg_walfile_name(lsn) FROM pg_switch_wal() lsn");
+	$_->quit for ($m, values %s);
+	my ($out, $err) = run_command(
+		[
+			'pg_waldump', '--path' => $node->data_dir . '/pg_wal', '--rmgr' => 'LogicalMessage',
+			'--start' => $start, '--end' => $end, $start_seg, $end_seg
+		]);
+	my @lens = $out =~ /len \(rec\/tot\):\s*\d+\/\s*(\d+),.*desc: MESSAGE/g;
+	is("@lens", join(' ', map { msg_tot($_) } (100, 100)),
+		"$label: pg_waldump reads A's and B's records in page U");
+	return;
+}
+
 scenario($_) for qw(spinlock atomic);
+claim_race($_) for qw(spinlock atomic);
 
 $node->stop('immediate');
 done_testing();

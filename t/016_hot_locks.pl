@@ -24,7 +24,10 @@ use Time::HiRes qw(usleep);
 my $node = PostgreSQL::Test::Cluster->new('hot');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"max_connections = 40\nautovacuum = off\nlock_stats_hold_sample = 1\n");
+	"max_connections = 40\nautovacuum = off\nlock_stats_hold_sample = 1\n"
+	  # (its state in the main segment: the retirement test waits after
+	  # the exiting process has detached its DSM segments)
+	  . "shared_preload_libraries = 'injection_points'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
@@ -129,6 +132,37 @@ my $read_hot = q{SET lock_stats_hold_sample = 0; SELECT flexlock_test_lwlock('sh
 like($node->safe_psql('postgres', $read_hot), qr/\n1 3\d\d$/, 'the test lock stays hot after its holder exited');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 like($node->safe_psql('postgres', $read_hot), qr/\n0 0$/, '... until a reset');
+
+# --- retiring is done under an LWLock, LockStatsRetireLock --------------------
+# An exiting process X stops inside its retirement (the injection point
+# lockstats-retire, attached for every process): a reset meanwhile sleeps on
+# LockStatsRetire, where it used to spin on a spinlock held across the merge
+# of X's histograms, hot locks and bitmaps.  (X itself is out of
+# pg_stat_activity by then: a reset is tried until one waits.)
+{
+	my $m = $node->background_psql('postgres');
+	my $x = $node->background_psql('postgres');
+	my $r = $node->background_psql('postgres');
+	my $rpid = $r->query_safe('SELECT pg_backend_pid()');
+	$x->query_safe("SELECT flexlock_test_lwlock('exclusive', 10)");
+	$m->query_safe(q{SELECT injection_points_attach('lockstats-retire', 'wait')});
+	$x->quit;
+	my $waits = 0;
+	for (1 .. 100)
+	{
+		$r->query_until(qr/resetting/, "\\echo resetting\nSELECT flexlock_reset();\n")
+		  if $m->query_safe("SELECT state FROM pg_stat_activity WHERE pid = $rpid") eq 'idle';
+		usleep(100_000);
+		$waits = $m->query_safe(
+			"SELECT count(*) FROM pg_stat_activity WHERE pid = $rpid AND wait_event = 'LockStatsRetire'");
+		last if $waits;
+	}
+	is($waits, 1, 'a reset sleeps on LockStatsRetire while an exiting process retires its statistics');
+	$m->query_safe(q{SELECT injection_points_detach('lockstats-retire')});
+	$m->query_safe(q{SELECT injection_points_wakeup('lockstats-retire')});
+	like($r->query_safe('SELECT 1'), qr/(^|\n)1$/, '... and goes on once it has');
+	$_->quit for ($m, $r);
+}
 
 # --- sampling off: the wait path -------------------------------------------------
 

@@ -3,17 +3,26 @@
 # First the interleavings the protocol's invariant is about, forced one by
 # one with injection points on the test lock (made read-biased by
 # flexlock.test_lock_read_biased, alone, so that the counters are its own):
-#   1. a writer waits for a reader that holds the lock through its slot;
+#   1. a writer waits for a reader that holds the lock through its slot,
+#      polling (readbias.drain_polls, not a sleep on the lock), and the bias
+#      stays off for a while after the revocation (rb_inhibit);
 #   2. a reader that announced itself before a revocation and checks the bias
 #      after it falls back to the state word, and the writer waits for its
 #      announcement to go;
-#   3. a conditional exclusive acquisition gives up on a biased reader and
-#      leaves the bias on;
-#   4. while one writer revokes, another waits for it and a conditional one
-#      gives up.
+#   3. a conditional exclusive acquisition looks at the slots, gives up on a
+#      biased reader and leaves the state word alone; one right after it
+#      gives up without looking;
+#   4. while one writer revokes, another sleeps in the lock's queue (it does
+#      not poll) and is woken by the end of the revocation, and a
+#      conditional one gives up;
+#   5. a woken reader owes a wakeup, so it must not hold through a slot.
 # Then the torture test with the type (mutual exclusion checked on every
 # acquisition, a lost wakeup fails the run), and the whole server under
-# pgbench with every tranche read-biased.
+# pgbench with every tranche read-biased; 6. a serving release must not
+# leave the waiters to slot holders (procarray_group_clear = holder); 7. an
+# acquisition nested in the announcement window (WaitEventCustomLock, taken
+# by the injection point's wait) must not take the announced slot; 8. a
+# revoking writer exits when the postmaster dies.
 use strict;
 use warnings FATAL => 'all';
 
@@ -48,22 +57,54 @@ sub counters
 	return join ' ',
 	  map { "$_=" . counter($_) }
 	  qw(biased_acquires fallbacks_unbiased fallbacks_revoked bias_grants revocations
-	  drain_waits revoke_waits nowait_failures);
+	  drain_waits drain_polls revoke_waits nowait_failures nowait_skips);
 }
 
 # Turn the bias of the test lock on: wait out the delay after the last
 # revocation (at most about 131 ms), then a shared acquisition through the
-# state word grants it, and the next one goes through a slot.
+# state word grants it, and the next one goes through a slot.  (rb_inhibit
+# counts 16 us units in 16 bits: a delay set about a second ago can look
+# ahead once in 8 and hold the bias back up to 131 ms more, so the grant is
+# tried again until it happens.  Each acquisition is made by a new process,
+# whose first read-biased acquisition looks at the clock.)
 sub bias_on
 {
 	my ($what) = @_;
 	usleep(300_000);
 	my $grants = counter('bias_grants');
 	my $biased = counter('biased_acquires');
-	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
-	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+	for (1 .. 20)
+	{
+		$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+		last if counter('bias_grants') > $grants;
+		usleep(50_000);
+	}
 	is(counter('bias_grants') - $grants, 1, "$what: a shared acquisition turned the bias on");
+	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
 	is(counter('biased_acquires') - $biased, 1, "$what: the next one went through a slot");
+}
+
+# What the process of pid counted for the test lock's tranche: its sleeps
+# (waits) and their time, and the wakeups it gave
+sub test_lock_stats_of
+{
+	my ($sess, $pid) = @_;
+	return $sess->query_safe(qq{
+		SELECT coalesce(sum(waits), 0) || '/' || coalesce(sum(wakeups), 0)
+		  FROM flexlock_backends($pid) WHERE tranche = 'flexlock_lwbench'});
+}
+
+# Voluntary context switches of a process so far: a process that polls
+# makes them by the hundred per second, one asleep on its semaphore none.
+sub ctxt_switches
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/status") or return -1;
+	while (<$fh>)
+	{
+		return $1 if /^voluntary_ctxt_switches:\s+(\d+)/;
+	}
+	return -1;
 }
 
 # the pid's wait event, '' if none
@@ -115,18 +156,41 @@ sub wait_for_lwlock_wait
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	is(counter('biased_acquires') - $biased, 1, '1: R holds the test lock through its slot');
-	start_test_lock($w, 'exclusive');
+	# W: the exclusive acquisition, then at once 32 shared ones, which must
+	# not turn the bias on again: a revocation that waited half a second
+	# keeps the bias off for LW_RB_INHIBIT_MAX (about 131 ms; rb_inhibit)
+	my $grants = counter('bias_grants');
+	my $unbiased = counter('fallbacks_unbiased');
+	$w->query_until(qr/started/, q{
+		\echo started
+		DO $$BEGIN
+		  PERFORM flexlock_test_lwlock('exclusive');
+		  FOR i IN 1 .. 32 LOOP PERFORM flexlock_test_lwlock('shared'); END LOOP;
+		END$$;
+	});
 	wait_for_lwlock_wait($wpid, 'W');
 	usleep(500_000);
 	like(wait_event_of($wpid), qr/^LWLock:/,
 		'1: W still waits for the lock half a second later (R holds it through its slot)');
 	is(counter('revocations'), 1, '1: W revoked the bias');
 	is(counter('drain_waits'), 1, '1: W found R announced and waits for it');
+	cmp_ok(counter('drain_polls'), '>', 0, '1: W polls R\'s slot (readbias.drain_polls)');
 	$node->safe_psql('postgres',
 		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
 	is($r->query_safe('SELECT 1'), '1', '1: R released');
 	is($w->query_safe('SELECT 1'), '1', '1: W got the lock and released it');
 	unlike(wait_event_of($wpid), qr/^LWLock/, '1: W waits no more');
+	is(counter('bias_grants') - $grants, 0,
+		'1: 32 shared acquisitions right after the revocation did not turn the bias on (rb_inhibit)');
+	is(counter('fallbacks_unbiased') - $unbiased, 32, '1: they went through the state word');
+	my ($wsleeps) = split m{/}, test_lock_stats_of($w, $wpid);
+	is($wsleeps, 0, '1: W\'s polls are not counted as sleeps on the lock');
+	is($w->query_safe(q{
+		SELECT count(*) FROM flexlock_lwlock_wait_histogram WHERE tranche = 'flexlock_lwbench'}),
+		'0', '1: nor in the sleep histograms');
+	is($w->query_safe(q{
+		SELECT coalesce(sum(wait_ms), 0) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'}),
+		'0', '1: nor in the hot locks\' sleep time');
 	$r->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
 	$_->quit for ($r, $w);
 	note counters();
@@ -174,6 +238,14 @@ sub wait_for_lwlock_wait
 	like($err, qr/the test lock is not free/,
 		'3: a conditional exclusive acquisition fails while R holds the lock through its slot');
 	is(counter('nowait_failures'), 1, '3: counted as a conditional failure');
+	is(counter('revocations'), 0,
+		'3: it looked at the slots without revoking (the state word is left alone)');
+	($ok, $out, $err) = $node->psql('postgres',
+		q{SELECT flexlock_test_lwlock('exclusive_conditional_twice')});
+	like($err, qr/the test lock is not free/, '3: two conditional attempts in a row fail');
+	is(counter('nowait_skips'), 1,
+		'3: the second gave up without looking, so soon after the first found a reader');
+	is(counter('nowait_failures'), 3, '3: both are conditional failures');
 	my $biased = counter('biased_acquires');
 	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
 	is(counter('biased_acquires') - $biased, 1,
@@ -202,7 +274,12 @@ sub wait_for_lwlock_wait
 	pass('4: W1 took the bias away and stopped before reading the slots');
 	start_test_lock($w2, 'exclusive');
 	wait_for_lwlock_wait($w2pid, 'W2');
-	is(counter('revoke_waits'), 1, '4: W2 waits for W1\'s revocation to end');
+	is(counter('revoke_waits'), 2,
+		'4: W2 found W1 revoking, queued, found it again and sleeps (two attempts)');
+	my $cs = ctxt_switches($w2pid);
+	usleep(300_000);
+	cmp_ok(ctxt_switches($w2pid) - $cs, '<', 10,
+		'4: W2 sleeps in the lock\'s queue, it does not poll (context switches in 0.3 s)');
 	my ($ok, $out, $err) = $node->psql('postgres',
 		q{SELECT flexlock_test_lwlock('exclusive_conditional')});
 	like($err, qr/the test lock is not free/,
@@ -217,6 +294,8 @@ sub wait_for_lwlock_wait
 	is($w1->query_safe('SELECT 1'), '1', '4: W1 got the lock');
 	is($w2->query_safe('SELECT 1'), '1', '4: W2 got the lock');
 	is(counter('revocations'), 1, '4: one revocation in all');
+	my ($w2sleeps) = split m{/}, test_lock_stats_of($w2, $w2pid);
+	cmp_ok($w2sleeps, '>=', 1, '4: W2\'s wait was a sleep on the lock, and W1\'s end of revocation woke it');
 	$w1->query_safe(q{SELECT injection_points_detach('lwlock-read-bias-revoking')});
 	$_->quit for ($w1, $w2);
 	note counters();
@@ -307,7 +386,10 @@ cmp_ok(counter('biased_acquires'), '>', 0, 'torture: acquisitions went through s
 cmp_ok(counter('revocations'), '>', 0, 'torture: writers revoked the bias');
 cmp_ok(counter('drain_waits'), '>', 0, 'torture: writers waited for biased readers');
 cmp_ok(counter('drain_ns'), '>', 0, 'torture: the time writers spent revoking is counted');
-cmp_ok(counter('fallbacks_revoked'), '>=', 0, 'torture: ' . counters());
+cmp_ok(counter('fallbacks_revoked'), '>', 0,
+	'torture: readers that announced themselves during a revocation went through the state word: '
+	  . counters());
+cmp_ok(counter('drain_polls'), '>', 0, 'torture: revoking writers polled readers\' slots');
 
 # --- the whole server, every tranche read-biased ----------------------------
 $node->append_conf('postgresql.conf', "lwlock_read_biased = 'all'\n");
@@ -380,6 +462,79 @@ $node->restart;
 	is($c->query_safe('SELECT count(*) FROM serve_t'), $done ? '1' : '2', '6: C\'s row is there');
 	$_->quit for ($g, $r, $c, $m);
 }
+
+# --- 7. a nested acquisition in the announcement window keeps its own slot --
+# Between R1 and R3 of an acquisition of the test lock, the injection point's
+# wait callback takes WaitEventCustomLock in shared mode; with its tranche
+# read-biased that nested acquisition goes through a slot too.  It must not
+# take the slot the test lock was announced in: if it did, it would clear
+# that slot on release, R would hold the test lock through a slot that reads
+# empty, and W's scan would find nobody to wait for (found by review; fails
+# without the reservation of the slot before R1).
+$node->append_conf('postgresql.conf', "lwlock_read_biased = 'WaitEventCustom'\n");
+$node->restart;
+{
+	my ($r, $rpid) = session();
+	my ($w, $wpid) = session();
+	# the wait events of both injection points exist (registering one
+	# revokes the bias of WaitEventCustomLock): a round with no writer
+	$r->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('lwlock-read-bias-announced', 'wait');
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	bias_on('7');
+	start_test_lock($r, 'shared');
+	for my $point ('lwlock-read-bias-announced', 'flexlock-test-lwlock-held')
+	{
+		$node->wait_for_event('client backend', $point);
+		$node->safe_psql('postgres', "SELECT injection_points_wakeup('$point')");
+	}
+	is($r->query_safe('SELECT 1'), '1', '7: a first round registers the wait events');
+
+	# WaitEventCustomLock biased again (R's own shared acquisitions, as
+	# pg_wait_events lists the custom events, turn it on if nobody else's
+	# has): until one of R's goes through a slot
+	usleep(300_000);
+	my $through_slot = 0;
+	for (1 .. 100)
+	{
+		my $biased = counter('biased_acquires');
+		$r->query_safe('SELECT count(*) FROM pg_wait_events');
+		$through_slot = counter('biased_acquires') > $biased;
+		last if $through_slot;
+		usleep(20_000);
+	}
+	ok($through_slot, '7: WaitEventCustomLock is biased');
+	usleep(300_000);
+	for (1 .. 20)
+	{
+		my $grants = counter('bias_grants');
+		$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+		last if counter('bias_grants') > $grants;
+		usleep(50_000);
+	}
+
+	my $biased = counter('biased_acquires');
+	start_test_lock($r, 'shared');
+	$node->wait_for_event('client backend', 'lwlock-read-bias-announced');
+	cmp_ok(counter('biased_acquires') - $biased, '>=', 1,
+		'7: R announced the test lock, and its wait took WaitEventCustomLock through a slot');
+	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('lwlock-read-bias-announced')});
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	pass('7: R holds the test lock (through its slot)');
+	start_test_lock($w, 'exclusive');
+	usleep(500_000);
+	like(wait_event_of($wpid), qr/^LWLock:/,
+		'7: W still waits for the test lock half a second later (R\'s slot names it)');
+	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
+	is($r->query_safe('SELECT 1'), '1', '7: R released');
+	is($w->query_safe('SELECT 1'), '1', '7: W got the lock and released it');
+	$r->query_safe(q{
+		SELECT injection_points_detach('lwlock-read-bias-announced');
+		SELECT injection_points_detach('flexlock-test-lwlock-held');});
+	$_->quit for ($r, $w);
+	note counters();
+}
 $node->stop;
 
 # --- bad settings are refused with the valid names ----------------------------
@@ -397,5 +552,45 @@ $node->start;
 is($node->safe_psql('postgres', 'SHOW lwlock_read_biased'), 'procarray,XactSLRU',
 	'names are matched regardless of case');
 $node->stop;
+
+# --- 8. a revoking writer whose reader never lets go exits with the postmaster
+# R holds the test lock through its slot and is stopped (SIGSTOP); W revokes
+# and polls R's slot.  The postmaster dies: W must notice and exit, as a
+# process waiting on its latch would, instead of polling forever.
+$node = PostgreSQL::Test::Cluster->new('readbiased_pmdeath');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+flexlock.test_lock_read_biased = on
+autovacuum = off
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+{
+	bias_on('8');
+	my ($r, $rpid) = session();
+	my ($w, $wpid) = session();
+	$r->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	start_test_lock($r, 'shared');
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	kill 'STOP', $rpid;
+	start_test_lock($w, 'exclusive');
+	wait_for_lwlock_wait($wpid, 'W');
+	usleep(300_000);
+	is(counter('drain_waits'), 1, '8: W revoked the bias and polls R\'s slot');
+	$node->kill9;
+	my $gone = 0;
+	for (1 .. 100)
+	{
+		$gone = !kill(0, $wpid);
+		last if $gone;
+		usleep(100_000);
+	}
+	ok($gone, '8: W exited once the postmaster was gone');
+	kill 'KILL', $rpid;
+	kill 'KILL', $wpid if !$gone;
+	eval { $_->quit } for ($r, $w);
+}
 
 done_testing();

@@ -2,10 +2,11 @@
 
 \echo Use "CREATE EXTENSION flexlock_inject" to load this file. \quit
 
--- Attach an action to injection point NAME that stops process PID with
--- SIGSTOP the first time that process runs the point (and never again in that
--- process), so that a test can resume it with SIGCONT when it chooses.
-CREATE FUNCTION flexlock_inject_stop_once(name text, pid int)
+-- Attach an action to injection point NAME that stops process PID (and
+-- PID2, if given) with SIGSTOP the first time that process runs the point
+-- (and never again in that process), so that a test can resume it with
+-- SIGCONT when it chooses.
+CREATE FUNCTION flexlock_inject_stop_once(name text, pid int, pid2 int DEFAULT 0)
 RETURNS void
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;

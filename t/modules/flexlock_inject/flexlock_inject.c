@@ -43,12 +43,24 @@ extern PGDLLEXPORT void flexlock_inject_stop_cb(const char *name,
 												const void *private_data,
 												void *arg);
 
+/* which processes stop at a point: its private data */
+#define MAX_STOP_PIDS	4
+typedef struct StopPids
+{
+	int			n;
+	int			pids[MAX_STOP_PIDS];
+} StopPids;
+
 void
 flexlock_inject_stop_cb(const char *name, const void *private_data, void *arg)
 {
-	int			pid = *(const int *) private_data;
+	const StopPids *p = (const StopPids *) private_data;
+	bool		mine = false;
 
-	if (pid != MyProcPid)
+	for (int i = 0; i < p->n; i++)
+		if (p->pids[i] == MyProcPid)
+			mine = true;
+	if (!mine)
 		return;
 	for (int i = 0; i < nstopped; i++)
 	{
@@ -66,10 +78,14 @@ flexlock_inject_stop_once(PG_FUNCTION_ARGS)
 {
 #ifdef USE_INJECTION_POINTS
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int			pid = PG_GETARG_INT32(1);
+	StopPids	p = {0};
 
+	/* the pid, and up to three more (for two processes at one point) */
+	for (int i = 1; i < PG_NARGS() && p.n < MAX_STOP_PIDS; i++)
+		if (!PG_ARGISNULL(i) && PG_GETARG_INT32(i) != 0)
+			p.pids[p.n++] = PG_GETARG_INT32(i);
 	InjectionPointAttach(name, "flexlock_inject", "flexlock_inject_stop_cb",
-						 &pid, sizeof(pid));
+						 &p, sizeof(p));
 	PG_RETURN_VOID();
 #else
 	elog(ERROR, "injection points are not supported by this build");
