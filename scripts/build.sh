@@ -66,6 +66,7 @@ build_one() {
 		return 0
 	fi
 
+	ccache_env >/dev/null
 	cc=$(ccache_env)
 	mkdir -p "$obj"
 	local flagfile=$obj/.flexlock-configure

@@ -138,6 +138,7 @@ build_one() {
 		return 0
 	fi
 	checkout "$name" "$commit"
+	ccache_env >/dev/null
 	cc=$(ccache_env)
 	conf="$(git -C "$TREE" rev-parse "$commit^{tree}")|$cc|${flags[*]}|$O2_CFLAGS"
 	if [ ! -f "$obj/config.status" ] || [ "$(cat "$obj/.flexlock-configure" 2>/dev/null)" != "$conf" ]; then

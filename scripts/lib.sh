@@ -62,10 +62,16 @@ newest_known_version() {
 		sort -t. -k1,1n -k2,2n | tail -n1
 }
 
+# ccache_env: the compiler command (ccache in front if there is ccache), with
+# ccache's settings exported; call it once outside $(...) too, or the
+# exports stay in the subshell.  Builds of one source in several build
+# directories (a second checkout, a build directory per experiment) share
+# the cache: paths are relative to BUILD, and the directory is not hashed.
 ccache_env() {
 	if command -v ccache >/dev/null 2>&1; then
 		export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 		export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
+		export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 		mkdir -p "$CCACHE_DIR"
 		echo "ccache ${CC_BASE:-gcc}"
 	else
