@@ -19,6 +19,7 @@
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
+#   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
 #   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
@@ -28,10 +29,10 @@ SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT
+	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check check-full bench lwbench overhead layering bundle clean distclean \
+	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean \
 	server psql stop status pgbench
 
 SERVER_VARS := BUILD FRESH VARIANT SET SCALE PORT SCRIPT CLIENTS TIME PGBENCH_ARGS
@@ -50,6 +51,7 @@ help:
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
+	@echo "  make aarch64         cross-compile the cassert build for aarch64 (build/install/aarch64); its tests: make check SUITES=aarch64"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
 	@echo "  make export-patches  write build/src's commits back to patches/"
@@ -99,6 +101,11 @@ layering:
 
 bundle: deps
 	@$(S)/bundle.sh
+
+# installs the cross compiler and qemu-user-static itself (only here and in
+# the aarch64 suite of check-full), like overhead's valgrind
+aarch64:
+	@$(S)/cross.sh build
 
 server:
 	@FLEXLOCK_CMDLINE="$(SERVER_CMDLINE)" $(S)/server.sh start

@@ -20,6 +20,9 @@
 #               cassert (BUNDLE_BUILDS) unpacked in temporary directories and
 #               run with its launcher, as root and as a normal user; bad input
 #               (no python3, a missing install) refused with one clear line
+#   aarch64     the aarch64 cross build under qemu (scripts/check-aarch64.sh): core
+#               regress and the LWLock torture of each lock type; only in the full
+#               matrix (`make check-full`) or by name (SUITES=aarch64)
 #
 # A variant file is appended to postgresql.conf of every test server through
 # TEMP_CONFIG, exactly as PostgreSQL's buildfarm does.
@@ -38,8 +41,9 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap bundle"
-SUITES=${SUITES:-$ALL_SUITES}
+ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap bundle aarch64"
+if [ "${CHECK_MATRIX:-light}" = full ]; then default_suites=$ALL_SUITES; else default_suites=${ALL_SUITES% aarch64}; fi
+SUITES=${SUITES:-$default_suites}
 CHK=$BUILD/check
 OBJ=$BUILD/obj/cassert
 INST=$BUILD/install/cassert
@@ -246,6 +250,13 @@ if want bundle; then
 	SUITE_AS_SELF=1 suite bundle "" env FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
 		BUNDLE_BUILDS="${BUNDLE_BUILDS:-vanilla cassert}" FLEXLOCK_USER="$FLEXLOCK_USER" \
 		prove "$FLEXLOCK_TOP"/t/bundle/*.pl
+fi
+
+if want aarch64; then
+	# As ourselves: it builds the aarch64 install if needed and registers qemu
+	# with binfmt_misc (root); its servers and tests run as the test user.
+	SUITE_AS_SELF=1 suite aarch64 "$CHK/aarch64/regression.diffs $CHK/aarch64/regress.log $CHK/aarch64/server.log" \
+		"$FLEXLOCK_TOP/scripts/check-aarch64.sh"
 fi
 
 total=$((SECONDS - t_start))
