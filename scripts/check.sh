@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/check.sh — every test of the project, against the cassert build.
+# scripts/check.sh — every test of the project, against the cassert build
+# (the README's tour in the tap suite runs on the patched build).
 #
 # Suites (SUITES selects some; default all):
 #   patches     the series applies with git am to the pristine source
@@ -15,7 +16,8 @@
 #   sql         this project's pg_regress tests (sql/)     } selects some)
 #   recovery    PostgreSQL's recovery TAP tests that a variant names in
 #               flexlock_test.recovery_tests (src/test/recovery/t/NAME.pl)
-#   tap         this project's TAP tests (t/*.pl)
+#   tap         this project's TAP tests (t/*.pl); t/015 runs the README's tour
+#               on the patched build, which is built for it
 #   bundle      `make bundle` end to end (t/bundle/*.pl): a bundle of vanilla and
 #               cassert (BUNDLE_BUILDS) unpacked in temporary directories and
 #               run with its launcher, as root and as a normal user; bad input
@@ -25,7 +27,9 @@
 #               matrix (`make check-full`) or by name (SUITES=aarch64)
 #
 # A variant file is appended to postgresql.conf of every test server through
-# TEMP_CONFIG, exactly as PostgreSQL's buildfarm does.
+# TEMP_CONFIG, exactly as PostgreSQL's buildfarm does, and each per-variant
+# suite checks on its own server that the file's settings took effect
+# (scripts/variant-check.pl).
 #
 # CHECK_MATRIX=light (the default, `make check`) or full (`make check-full`):
 # in the light matrix a variant that sets flexlock_test.light_suites runs
@@ -127,12 +131,17 @@ suite() {
 
 # The tap suite also needs a server without the patches (the extension must
 # refuse it cleanly), the bundle suite ships it: the vanilla build, cheap once
-# ccache is warm.
+# ccache is warm.  The README's tour (t/015) runs on the patched build, the
+# one make server, make bench and the bundle use: built here so that it is
+# tested too.
+builds=(cassert)
 if want tap || want bundle; then
-	"$FLEXLOCK_TOP/scripts/build.sh" cassert vanilla
-else
-	"$FLEXLOCK_TOP/scripts/build.sh" cassert
+	builds+=(vanilla)
 fi
+if want tap && case " ${TAP_TESTS:-t/015_readme_tour.pl} " in *015_readme_tour.pl*) true ;; *) false ;; esac; then
+	builds+=(patched)
+fi
+"$FLEXLOCK_TOP/scripts/build.sh" "${builds[@]}"
 ensure_test_user
 mkdir -p "$CHK"
 hand_over "$CHK" "$OBJ"
@@ -185,9 +194,36 @@ if want gucs; then
 		make -C "$OBJ/src/test/modules/test_misc" check NO_TEMP_INSTALL=1 PROVE_TESTS=t/003_check_guc.pl
 fi
 
+# Each per-variant suite proves its variant was on: scripts/variant-check.pl
+# writes a check that compares every setting of the config with the server's,
+# run as one more test of the suite on the suite's own server (pg_regress
+# finds a test's files in its output directory first): the test
+# flexlock_variant ends regress, isolation (a spec) and sql and starts
+# amcheck, and t/variant/applied.pl, a node made as theirs are, joins the
+# recovery tests.  A config that does not reach the servers, or a setting
+# that does not take, fails the suite.
+vcheck_into() {
+	# vcheck_into KIND DIR: the check's files for a suite that runs in DIR
+	local kind=$1 dir=$2
+	case $kind in
+	sql) mkdir -p "$dir/sql" "$dir/expected"
+		cp "$vc/sql/flexlock_variant.sql" "$dir/sql/"
+		cp "$vc/expected/flexlock_variant.out" "$dir/expected/" ;;
+	spec) mkdir -p "$dir/specs" "$dir/expected"
+		cp "$vc/specs/flexlock_variant.spec" "$dir/specs/"
+		cp "$vc/expected-iso/flexlock_variant.out" "$dir/expected/" ;;
+	esac
+	hand_over "$dir"
+}
+
 per_variant_suites="regress isolation amcheck sql recovery"
 for v in "${variants[@]}"; do
 	conf=$FLEXLOCK_TOP/variants/$v.conf
+	vc=$CHK/variant-check/$v
+	rm -rf "$vc"
+	perl "$FLEXLOCK_TOP/scripts/variant-check.pl" "$conf" "$vc" ||
+		die "could not write the check of variants/$v.conf (scripts/variant-check.pl)"
+	hand_over "$vc"
 	if [ "$CHECK_MATRIX" = light ]; then
 		variant_suites=$(variant_key "$conf" light_suites) || variant_suites=$per_variant_suites
 		rtests=$(variant_key "$conf" light_recovery_tests) || rtests=$(variant_key "$conf" recovery_tests) || rtests=
@@ -196,26 +232,34 @@ for v in "${variants[@]}"; do
 		rtests=$(variant_key "$conf" recovery_tests) || rtests=
 	fi
 	if want_v regress; then
+		vcheck_into sql "$OBJ/src/test/regress"
 		suite "regress[$v]" "$OBJ/src/test/regress/regression.diffs $OBJ/src/test/regress/log" \
-			make -C "$OBJ/src/test/regress" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf"
+			make -C "$OBJ/src/test/regress" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf" \
+			EXTRA_TESTS=flexlock_variant
 	fi
 	if want_v isolation; then
+		vcheck_into spec "$OBJ/src/test/isolation/output_iso"
 		suite "isolation[$v]" "$OBJ/src/test/isolation/output_iso/regression.diffs $OBJ/src/test/isolation/output_iso/log" \
-			make -C "$OBJ/src/test/isolation" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf"
+			make -C "$OBJ/src/test/isolation" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf" \
+			EXTRA_REGRESS_OPTS=flexlock_variant
 	fi
 	if want_v amcheck; then
+		vcheck_into sql "$OBJ/contrib/amcheck"
 		suite "amcheck[$v]" "$OBJ/contrib/amcheck/regression.diffs $OBJ/contrib/amcheck/log $OBJ/contrib/amcheck/tmp_check/log" \
-			make -C "$OBJ/contrib/amcheck" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf"
+			make -C "$OBJ/contrib/amcheck" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf" \
+			EXTRA_REGRESS_OPTS=flexlock_variant
 	fi
 	if want_v sql; then
 		tests=$(cd "$FLEXLOCK_TOP/sql" && ls -- *.sql 2>/dev/null | sed 's/\.sql$//' | tr '\n' ' ')
 		d=$CHK/sql-$v
 		rm -rf "$d" && mkdir -p "$d" && hand_over "$d"
+		vcheck_into sql "$d"
+		# (expected/ of $d has the check's only: the others are found in inputdir)
 		# shellcheck disable=SC2086
 		suite "sql[$v]" "$d/regression.diffs $d/log" \
 			"$pg_regress" --temp-instance="$d/tmp" --bindir="$INST/bin" \
-			--inputdir="$FLEXLOCK_TOP" --expecteddir="$FLEXLOCK_TOP" --outputdir="$d" \
-			--temp-config="$conf" --no-locale $tests
+			--inputdir="$FLEXLOCK_TOP" --expecteddir="$d" --outputdir="$d" \
+			--temp-config="$conf" --no-locale $tests flexlock_variant
 	fi
 	if want_v recovery; then
 		if [ -n "$rtests" ]; then
@@ -225,7 +269,9 @@ for v in "${variants[@]}"; do
 					die "variants/$v.conf names recovery test '$t', which $(rel "$TREE")/src/test/recovery/t/ lacks"
 				prove_tests+="${prove_tests:+ }t/$t.pl"
 			done
+			prove_tests+=" $FLEXLOCK_TOP/t/variant/applied.pl"
 			suite "recovery[$v]" "$OBJ/src/test/recovery/tmp_check/log" \
+				env FLEXLOCK_VARIANT_CHECK="$vc/check.sql" \
 				make -C "$OBJ/src/test/recovery" check NO_TEMP_INSTALL=1 PROVE_TESTS="$prove_tests" TEMP_CONFIG="$conf"
 		fi
 	fi

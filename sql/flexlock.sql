@@ -70,6 +70,11 @@ SELECT count(*) > 0 AS my_rows,
   FROM flexlock_backends(pg_backend_pid());
 SELECT count(DISTINCT pid) >= 1 AS live_processes FROM flexlock_backends;
 
+-- A contended spinlock acquisition made up before the reset below: its
+-- site is listed now, and not after the reset.
+SELECT flexlock_test_spin_delay('flexlock_test_site_old', 1, 0) IS NOT NULL AS called;
+SELECT contended FROM flexlock_spinlocks WHERE site = 'flexlock_test_site_old';
+
 -- Reset brings the counters back near zero.
 SELECT flexlock_reset() IS NOT NULL AS reset_done;
 SELECT acquire_exclusive < 500 AS buffer_locks_near_zero
@@ -78,9 +83,13 @@ SELECT coalesce(sum(acquire_exclusive) FILTER (WHERE tranche = 'BufferContent'),
        AS my_buffer_locks_near_zero
   FROM flexlock_backends(pg_backend_pid());
 
--- Spinlocks and counter families
-SELECT bool_and(spins >= contended) IS NOT FALSE AS spins_ge_contended,
-       bool_and(contended > 0) IS NOT FALSE AS only_contended_sites
+-- Spinlocks and counter families (a contended acquisition made up at a
+-- site of its own, 10 spins and 3 delays, so that the view has a row)
+SELECT flexlock_test_spin_delay('flexlock_test_site_check', 10, 3) IS NOT NULL AS called;
+SELECT count(*) FILTER (WHERE site = 'flexlock_test_site_check') AS made_up_site,
+       count(*) FILTER (WHERE site = 'flexlock_test_site_old') AS site_before_reset,
+       bool_and(spins >= contended) AS spins_ge_contended,
+       bool_and(contended > 0) AS only_contended_sites
   FROM flexlock_spinlocks;
 SELECT family, counter, kind FROM flexlock_counters ORDER BY family, counter;
 

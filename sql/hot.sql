@@ -49,11 +49,16 @@ SELECT tranche, lock ~ '^flexlock_lwbench \+[0-9]+$' AS named_by_offset,
        hold_ms >= 60 AS hold_long_enough, hold_ms < 60000 AS hold_sane,
        round(hold_share::numeric, 2) AS hold_share, wait_ms, relation
   FROM flexlock_hot_lwlocks LIMIT 1;
--- an individual lock: one instance; in the hot table, named by its name
--- (whichever individual locks stay among this backend's 16 hottest)
+-- an individual lock: one instance
 SELECT txid_current() > 0 AS xid;
 SELECT instances FROM flexlock_lock_instances() WHERE tranche = 'XidGen';
-SELECT coalesce(bool_and(h.lock = h.tranche AND h.lock_offset % 128 = 0), true) AS individuals_named
+-- in the hot table, named by its name: after a reset, 5000 statements that
+-- take a snapshot each and no other LWLock make ProcArrayLock this
+-- backend's hottest lock
+SELECT flexlock_reset() IS NOT NULL AS reset;
+DO $$ BEGIN FOR i IN 1..5000 LOOP PERFORM 1; END LOOP; END $$;
+SELECT count(*) FILTER (WHERE h.tranche = 'ProcArray') AS procarray_rows,
+       bool_and(h.lock = h.tranche AND h.lock_offset % 128 = 0) AS individuals_named
   FROM flexlock_hot_lwlocks() h JOIN flexlock_tranche_instances() i USING (tranche_id)
  WHERE i.instances = 1 AND h.tranche <> 'WALInsert';
 -- a buffer content lock names its page: a page read 2000 times

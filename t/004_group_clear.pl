@@ -2,7 +2,9 @@
 # TPC-B-like pgbench keeps its balance invariant, subtransactions (also
 # overflowed) and prepared transactions commit and stay visible, the
 # groupclear counters show which path ran, and nobody is left waiting in
-# ProcArrayGroupUpdate.
+# the group's wait event (PostgreSQL 18 names it ProcarrayGroupUpdate, from
+# PROCARRAY_GROUP_UPDATE; the groups of known sizes below see their
+# followers in it, so a misspelled name fails there).
 #
 # Mode on gets groups of 3, 6, 12 and 18 committers formed behind a shared
 # holder stopped at an injection point: the group-size buckets, the maximum
@@ -44,6 +46,10 @@ $node->safe_psql('postgres', 'CREATE EXTENSION flexlock');
 $node->command_ok([ 'pgbench', '--initialize', '--scale=1', '--quiet', $node->connstr('postgres') ],
 	'pgbench -i');
 $node->safe_psql('postgres', 'CREATE TABLE sub (v int); CREATE TABLE prep (v int);');
+
+# The wait event of a group follower (ProcArrayGroupClearXid), as
+# pg_stat_activity spells it.
+my $group_wait = 'ProcarrayGroupUpdate';
 
 sub gc
 {
@@ -146,8 +152,8 @@ for my $mode ('off', 'on', 'always', 'holder')
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'),
 		'0', "mode $mode: no prepared transaction left behind");
 	is($node->safe_psql('postgres',
-			"SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ProcArrayGroupUpdate'"),
-		'0', "mode $mode: nobody is left waiting in ProcArrayGroupUpdate");
+			"SELECT count(*) FROM pg_stat_activity WHERE wait_event = '$group_wait'"),
+		'0', "mode $mode: nobody is left waiting in $group_wait");
 
 	my %c = map { $_ => gc($_) } @gc_counters;
 	my $hist = $node->safe_psql('postgres',
@@ -352,7 +358,7 @@ sub sized_group
 	}) for @c;
 	my $pids = join(',', @cpid);
 	my $all_wait = "SELECT count(*) = $n FROM pg_stat_activity WHERE pid IN ($pids)"
-	  . " AND wait_event IN ('ProcArray', 'ProcarrayGroupUpdate')";
+	  . " AND wait_event IN ('ProcArray', '$group_wait')";
 	for (1 .. 300)
 	{
 		last if $m->query_safe($all_wait) eq 't';
@@ -364,6 +370,14 @@ sub sized_group
 			  . " FROM pg_stat_activity WHERE pid IN ($pids, $hpid)"));
 		die "$what: the committers did not all wait";
 	}
+	# the leader sleeps on the lock, the followers in the group's wait
+	# event: the name the checks for leftover waiters use
+	is( $m->query_safe(
+			"SELECT string_agg(wait_event || ' ' || n, ', ' ORDER BY wait_event) FROM"
+			  . " (SELECT wait_event, count(*) AS n FROM pg_stat_activity WHERE pid IN ($pids)"
+			  . " GROUP BY wait_event) w"),
+		"ProcArray 1, $group_wait " . ($n - 1),
+		"$what: the leader waits for ProcArrayLock, its followers in $group_wait");
 	usleep(100_000);
 	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
 	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
@@ -497,7 +511,7 @@ is($node->safe_psql('postgres', 'SELECT pg_current_snapshot()'),
 	($xid + 1) . ':' . ($xid + 1) . ':',
 	"holder storm: no XID left in progress (snapshot after XID $xid committed: xmin = xmax, no xip)");
 is($node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_stat_activity WHERE wait_event IN ('ProcArray', 'ProcArrayGroupUpdate')"),
+		"SELECT count(*) FROM pg_stat_activity WHERE wait_event IN ('ProcArray', '$group_wait')"),
 	'0', 'holder storm: nobody is left waiting for ProcArrayLock');
 is(balances_agree(), 't', 'holder storm: account, teller, branch and history balances agree');
 

@@ -4,7 +4,8 @@
 # compare-exchange (lwlock_shared_add off), by fetch-add (on), and both side
 # by side; every acquisition checks that no exclusive holder coexists with
 # another holder, and a worker that is never woken fails the run.  Then the
-# whole server with lwlock_shared_add on under pgbench.  Last, one
+# whole server with lwlock_shared_add on under pgbench: balances add up, and
+# fetch-adds backed out (counted only on that path).  Last, one
 # interleaving forced with an injection point: a queued process whose
 # back-out frees the lock wakes the waiters, itself among them; that must
 # not count as a sleep or a wakeup.
@@ -73,6 +74,14 @@ $node->command_ok(
 is( $node->safe_psql('postgres',
 		'SELECT sum(abalance) = (SELECT sum(bbalance) FROM pgbench_branches) FROM pgbench_accounts'),
 	't', 'pgbench balances add up');
+# Shared acquisitions took the fetch-add path: no counter counts them, but a
+# back-out (sharedadd.backouts) happens only there, when the fetch-add finds
+# the lock held exclusively, as TPC-B-like's updates of a branch row hold
+# its page while other clients read it.
+cmp_ok(
+	$node->safe_psql('postgres',
+		q{SELECT value FROM flexlock_counters WHERE family = 'sharedadd' AND counter = 'backouts'}),
+	'>', 0, 'pgbench: shared acquisitions by fetch-add backed out (lwlock_shared_add took effect)');
 
 # --- a back-out that wakes its own process --------------------------------------
 # X holds the test lock exclusively.  P, with fetch-add, backs out, queues

@@ -3,14 +3,20 @@
 #
 # The tour's commands are read from README.md, between the lines
 # "<!-- tour -->" and "<!-- /tour -->": every ```sh block, in order, run by
-# bash in the checkout.  Three things differ from a newcomer's run, through
-# the environment only: the server runs the cassert build
-# (FLEXLOCK_SERVER_BUILD; `make check` builds cassert, not patched), with its
-# data directory in this test's directory (FLEXLOCK_SERVER_DIR), on a free
-# port (FLEXLOCK_PORT), so that a server the user keeps in build/server is
-# not touched.  What a command prints must have the shape of the ```text block
-# the README shows after it: each line's first words (up to a figure or a
-# path) and the column names of each table.
+# bash in the checkout, on the build the README names (make server's
+# default, patched: `make check` builds it for this test).  Two things differ
+# from a newcomer's run, through the environment only: the data directory is
+# in this test's directory (FLEXLOCK_SERVER_DIR) and the port a free one
+# (FLEXLOCK_PORT), so that a server the user keeps in build/server is not
+# touched.  What a command prints is compared with the ```text block the
+# README shows after it, where it is stable: the lines outside tables (paths,
+# the user and numbers masked, a number as zero or not), each table's
+# columns, and by table: flexlock_report's sections, its fixed items and
+# the LWLocks every transaction held, with sampled hold times; the tranches
+# flexlock_lwlocks lists first; the heavyweight locks taken most; every row
+# of flexlock_variants as shown.  A figure the README shows above zero must
+# be above zero (counts: those of 1000 or more).  So an empty report, holds
+# that read "not sampled" and a variant at another setting fail.
 #
 # Then make help and make bench's refusal of a bad preset (the two commands
 # themselves: make check runs this test, make bench takes 34 minutes), and
@@ -35,7 +41,7 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 my $srv = "$tmp/server";
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 
-$ENV{FLEXLOCK_SERVER_BUILD} = 'cassert';
+delete $ENV{FLEXLOCK_SERVER_BUILD};    # make server's default: patched
 $ENV{FLEXLOCK_SERVER_DIR} = $srv;
 $ENV{FLEXLOCK_PORT} = $port;
 delete $ENV{$_} for qw(MAKEFLAGS MAKELEVEL MFLAGS);
@@ -87,32 +93,157 @@ cmp_ok(scalar(@steps), '>=', 4, 'the tour has its commands');
 like(join('', map { $_->{cmd} } @steps), qr/^make server\b.*^make pgbench\b.*^make psql\b.*^make stop\b/ms,
 	'the tour starts a server, runs pgbench, queries with psql and stops the server');
 
-# Lines' first words, up to the first word with a figure or a path.
-sub shape
+# What the tour prints is compared with what the README shows after each
+# command where it does not vary from run to run.  Lines outside tables:
+# equal once paths, the user name and numbers are masked, a number as 0 or
+# N (not zero), so that a run that shows nothing where the README's showed
+# something fails, and a count the README shows as 0 (0 failed) must be 0.
+sub mask
 {
 	my ($line) = @_;
-	my @w;
-	for my $w (split ' ', $line)
-	{
-		last if $w =~ m{[0-9/]} || @w == 3;
-		push @w, $w;
-	}
-	return join ' ', @w;
+	$line =~ s{[^\s,;()]*/[^\s,;()]*}{P}g;
+	$line =~ s{(-U |PGUSER=)\S+}{${1}USER}g;
+	$line =~ s{\d+(?:\.\d+)?}{$& == 0 ? '0' : 'N'}ge;
+	$line =~ s/\s+/ /g;
+	$line =~ s/^ | $//g;
+	return $line;
 }
 
-# Column names of the tables in a psql output: a header line is followed by
-# a line of dashes and pluses.
-sub headers
+# psql's aligned output: the lines outside tables (without blank ones and
+# row counts), and each table's column names and rows.  A table is a header
+# line followed by one of dashes and pluses, then rows up to a blank line
+# or its row count.
+sub parse
 {
 	my ($text) = @_;
 	my @lines = split /\n/, $text;
-	my @h;
-	for my $i (0 .. $#lines - 1)
+	my (@plain, @tables);
+	my $split = sub { [ map { s/^\s+|\s+$//gr } split /\|/, $_[0], -1 ] };
+	for (my $i = 0; $i <= $#lines; $i++)
 	{
-		next unless $lines[ $i + 1 ] =~ /^-+(\+-+)*$/;
-		push @h, join ',', map { s/^\s+|\s+$//gr } split /\|/, $lines[$i];
+		my $line = $lines[$i];
+		if ($i < $#lines && $lines[ $i + 1 ] =~ /^-+(\+-+)*$/)
+		{
+			my $t = { columns => $split->($line), rows => [] };
+			$i += 2;
+			while ($i <= $#lines && $lines[$i] !~ /^\s*$/ && $lines[$i] !~ /^\(\d+ rows?\)$/)
+			{
+				push @{ $t->{rows} }, $split->($lines[$i]);
+				$i++;
+			}
+			push @tables, $t;
+			next;
+		}
+		next if $line =~ /^\s*$/ || $line =~ /^\(\d+ rows?\)$/;
+		push @plain, mask($line);
 	}
-	return @h;
+	return (\@plain, \@tables);
+}
+
+# Tables: how to match the README's rows with the run's (key columns), and
+# which of the README's rows must be there.  A row that must be there has
+# its figures checked: where the README shows one above 0, the run's must be
+# above 0 too (for the count columns only where the README's is at least
+# 1000: smaller counts come from background work that may not happen);
+# where the README shows none in a row with a figure above 0, the run must
+# show none.
+my %counts = map { $_ => 1 } qw(events acquire_shared acquire_exclusive waits fastpath shared_table local);
+my %table_rule = (
+	# flexlock_report: the same sections, each fixed item (run, variant,
+	# the totals), and the LWLocks every transaction held once or more:
+	# sampled, not "not sampled"; details that are sentences, as shown
+	'section,item,events,per_txn,time_ms,us_per_txn,avg_us,detail' => {
+		key => [ 0, 1 ],
+		must => sub {
+			my ($r) = @_;
+			return 0 if $r->[0] eq 'hwlock wait';
+			return 0 if $r->[0] eq 'lwlock wait' && $r->[1] ne 'all tranches';
+			return 0 if $r->[0] eq 'lwlock hold' && !($r->[3] ne '' && $r->[3] >= 1);
+			return 1;
+		},
+		same_text => sub { $_[0][0] =~ /^(run|variant|hwlock)$/ },
+		same_sections => 1,
+		never => [ [ 'lwlock hold', 'not sampled' ] ],
+	},
+	# flexlock_lwlocks' most taken tranches: the same ones
+	'tranche,acquire_shared,acquire_exclusive,waits,avg_hold_shared_us' => {
+		key => [0],
+		must => sub { 1 },
+		same_keys => 1,
+	},
+	# flexlock_hwlocks: the lock types and modes taken 1000 times or more
+	'locktype,mode,fastpath,shared_table,local' => {
+		key => [ 0, 1 ],
+		must => sub { grep { /^\d+$/ && $_ >= 1000 } @{ $_[0] }[ 2 .. 4 ] },
+	},
+	# flexlock_variants: every row as shown
+	'guc,current_setting,stock_setting' => { exact => 1 },);
+
+sub compare_table
+{
+	my ($what, $want, $got) = @_;
+	my $cols = join ',', @{ $want->{columns} };
+	is(join(',', @{ $got->{columns} }), $cols, "$what: a table with the columns the README shows");
+	my $rule = $table_rule{$cols};
+	if (!$rule)
+	{
+		fail("$what: t/015 knows how to compare a table with columns $cols");
+		return;
+	}
+	if ($rule->{exact})
+	{
+		is_deeply($got->{rows}, $want->{rows}, "$what: the rows the README shows ($cols)");
+		return;
+	}
+	my $key = sub { join ' / ', @{ $_[0] }[ @{ $rule->{key} } ] };
+	my %got = map { $key->($_) => $_ } @{ $got->{rows} };
+	if ($rule->{same_sections})
+	{
+		my (%seen_w, %seen_g);
+		my @ws = grep { !$seen_w{$_}++ } map { $_->[0] } @{ $want->{rows} };
+		my @gs = grep { !$seen_g{$_}++ } map { $_->[0] } @{ $got->{rows} };
+		is("@gs", "@ws", "$what: the sections the README shows");
+	}
+	if ($rule->{same_keys})
+	{
+		is(join(', ', sort keys %got), join(', ', sort map { $key->($_) } @{ $want->{rows} }),
+			"$what: the rows the README shows");
+	}
+	for my $never (@{ $rule->{never} || [] })
+	{
+		ok(!$got{ join ' / ', @$never }, "$what: no row '" . join(' / ', @$never) . "'");
+	}
+	for my $w (@{ $want->{rows} })
+	{
+		next unless $rule->{must}->($w);
+		my $k = $key->($w);
+		my $g = $got{$k};
+		if (!ok($g, "$what: a row '$k'"))
+		{
+			next;
+		}
+		my @bad;
+		my $all_zero = !grep { /^-?[\d.]+$/ && $_ != 0 } @$w;
+		for my $c (0 .. $#{ $want->{columns} })
+		{
+			my ($col, $wv, $gv) = ($want->{columns}[$c], $w->[$c], $g->[$c] // '');
+			if ($wv eq '')
+			{
+				# (an average of nothing: none only while nothing happened)
+				push @bad, "$col is '$gv', the README shows none" if $gv ne '' && !$all_zero;
+			}
+			elsif ($wv =~ /^-?[\d.]+$/)
+			{
+				next unless $wv > 0 && (!$counts{$col} || $wv >= 1000);
+				push @bad, "$col is '$gv', the README shows $wv" unless $gv =~ /^-?[\d.]+$/ && $gv > 0;
+			}
+			elsif ($rule->{same_text} && $rule->{same_text}->($w))
+			{
+				push @bad, "$col is '$gv', the README shows '$wv'" if mask($gv) ne mask($wv);
+			}
+		}
+		is(join('; ', @bad), '', "$what: row '$k' shows what the README's does");
+	}
 }
 
 for my $step (@steps)
@@ -121,20 +252,18 @@ for my $step (@steps)
 	my ($first) = split /\n/, $cmd;
 	my ($out, $rc) = run($cmd);
 	is($rc, 0, "tour: $first") or diag($out);
+	note("tour: $first printed:\n$out");
 	next unless defined $shown;
-	my @out_lines = split /\n/, $out;
-	for my $line (split /\n/, $shown)
+	my ($want_plain, $want_tables) = parse($shown);
+	my ($got_plain, $got_tables) = parse($out);
+	is_deeply($got_plain, $want_plain, "tour: $first prints the lines the README shows")
+	  or diag($out);
+	is(scalar(@$got_tables), scalar(@$want_tables), "tour: $first prints as many tables as the README shows")
+	  or diag($out);
+	for my $i (0 .. $#$want_tables)
 	{
-		next if $line =~ /\|/ || $line =~ /^[-+]+$/ || $line =~ /^\s*$/ || $line =~ /^\(\d+ rows?\)$/;
-		my $s = shape($line);
-		next if $s eq '';
-		ok((grep { shape($_) eq $s } @out_lines), "tour: $first prints a line like '$s'")
-		  or diag($out);
+		compare_table("tour: $first, table " . ($i + 1), $want_tables->[$i], $got_tables->[$i] // { columns => [], rows => [] });
 	}
-	my @want = headers($shown);
-	my @got = headers($out);
-	is_deeply(\@got, \@want, "tour: $first prints tables with the columns the README shows")
-	  if @want;
 }
 
 # --- what the server targets do --------------------------------------------
@@ -160,11 +289,11 @@ sub one_line
 
 ($out, $rc) = run('make server');
 is($rc, 0, 'make server after make stop starts the kept data directory');
-like($out, qr/^flexlock: server running: cassert build/m, '... saying so');
+like($out, qr/^flexlock: server running: patched build/m, '... saying so');
 unlike($out, qr/making a data directory/, '... without a new one');
 ($out, $rc) = run('make server');
 is($rc, 0, 'make server twice');
-like($out, qr/^flexlock: the server is already running: cassert build, variant stock/m, '... says it is running');
+like($out, qr/^flexlock: the server is already running: patched build, variant stock/m, '... says it is running');
 like($out, qr/^flexlock: connect: \S+\/bin\/psql -h \Q$srv\E -p $port /m, '... and how to connect');
 like($out, qr/^flexlock: or: export PATH=\S+ PGHOST=\Q$srv\E PGPORT=$port /m, '... and the environment');
 
@@ -174,7 +303,7 @@ like($out, qr/restarting the server with variant walinsert-1, SET="lock_stats_ti
 ($out) = run(q{echo "SELECT current_setting('wal_insert_locks'), current_setting('lock_stats_timing');" | make psql});
 like($out, qr/^ 1 +\| off$/m, '... applied');
 ($out, $rc) = run('make server');
-like($out, qr/already running: cassert build, variant walinsert-1, SET="lock_stats_timing=off"/,
+like($out, qr/already running: patched build, variant walinsert-1, SET="lock_stats_timing=off"/,
 	'... and kept');
 ($out, $rc) = run('make status');
 like($out, qr/lock variants not at their stock setting: wal_insert_locks=1$/m, 'make status names the variant');
@@ -184,7 +313,7 @@ like($out, qr/^ 8 +\| on$/m, 'VARIANT=stock: stock settings again, and SET clear
 
 ($out, $rc) = run('make server SET="no_such_setting=1"');
 isnt($rc, 0, 'a setting the build lacks is refused');
-like($out, qr/^flexlock: SET: the cassert build has no setting 'no_such_setting'$/m, '... naming it');
+like($out, qr/^flexlock: SET: the patched build has no setting 'no_such_setting'$/m, '... naming it');
 ok(one_line($out), '... in one line');
 ($out, $rc) = run('make server VARIANT=no-such-variant');
 like($out, qr/^flexlock: unknown variant 'no-such-variant' \(known: .*stock.*\)$/m, 'an unknown variant is refused');
@@ -199,7 +328,7 @@ is($rc, 0, 'SET= starts it again without the setting');
 
 ($out, $rc) = run('make server BUILD=vanilla');
 isnt($rc, 0, 'a data directory of another build is refused');
-like($out, qr/^flexlock: \S+ is a data directory of the cassert build: run 'make server BUILD=cassert', or add FRESH=1 /m,
+like($out, qr/^flexlock: \S+ is a data directory of the patched build: run 'make server BUILD=patched', or add FRESH=1 /m,
 	'... saying what to do');
 ok(one_line($out), '... in one line');
 ($out, $rc) = run('make server BUILD=vanilla FRESH=1 VARIANT=walinsert-1');
@@ -226,7 +355,7 @@ like($out, qr/^flexlock: port $busy is in use \(another server\?\): pick a free 
 ok(one_line($out), '... in one line');
 close $listener;
 ($out, $rc) = run('make status');
-like($out, qr/^flexlock: server running: cassert build, variant stock, port $port\b/m,
+like($out, qr/^flexlock: server running: patched build, variant stock, port $port\b/m,
 	'... before the server was stopped to change it');
 run('make stop');
 ($out, $rc) = run('make pgbench SCRIPT=bench-scripts/workloads/select-only.sql');
@@ -239,7 +368,7 @@ isnt($rc, 0, 'make psql without a server fails');
 my $empty = "$tmp/empty-build";
 mkdir $empty;
 ($out, $rc) = run('make server', FLEXLOCK_BUILD => $empty, FLEXLOCK_SERVER_DIR => "$tmp/other");
-like($out, qr/^flexlock: the cassert build is not there \(\S+ is missing\): run 'make cassert' \(or 'make postgres'\) first$/m,
+like($out, qr/^flexlock: the patched build is not there \(\S+ is missing\): run 'make patched' \(or 'make postgres'\) first$/m,
 	'a missing build is refused, saying what to do');
 
 # FRESH=1: a new data directory
