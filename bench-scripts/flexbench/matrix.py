@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import capmodel, config
+from . import capmodel, config, machineprofile
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
@@ -183,6 +183,8 @@ class Matrix:
                  f"lock_stats_hold_sample = {capmodel.SAMPLE}; --no-profile-holds leaves them out)" if nprof else "")
               + f"; output in {self.out}", flush=True)
 
+        if getattr(a, "machine_profile", False):
+            self.meta["machine_profile"] = self.profile_machine()
         csvf = open(self.out / "runs.csv", "w", newline="")
         writer = csv.DictWriter(csvf, fieldnames=CSV_FIELDS)
         writer.writeheader()
@@ -238,6 +240,18 @@ class Matrix:
             (self.out / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n")
             if self.rows:
                 report(self.out)
+
+    def profile_machine(self):
+        """machine-profile.json of the run directory (machineprofile), before
+        any server starts; a failure is reported and the run goes on."""
+        try:
+            prof = machineprofile.measure(self.out, reps=5, fsync_secs=1)
+        except (BenchError, config.UsageError, OSError, subprocess.SubprocessError) as e:
+            print(f"flexbench: no machine profile: {e}", flush=True)
+            return {"error": str(e)}
+        line = machineprofile.summary_line(prof)
+        print(f"flexbench: machine profile: {line} (machine-profile.json)", flush=True)
+        return {"file": "machine-profile.json", "summary": line}
 
     def init_workload(self, w, workdir):
         scale = self.args.scale or w.scale
