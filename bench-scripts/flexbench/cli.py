@@ -9,6 +9,8 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
                                       vs fetch-add vs read-biased (flexlock_bench_lwlock)
        flexbench.py machine-profile   cache-line transfer, semaphore wake-up and WAL
                                       flush times of this machine (machine-profile.json)
+       flexbench.py trace [options]   lock traces of workloads with one client
+                                      (lock_stats_trace; docs/lock-trace.md)
 """
 
 import argparse
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from . import __doc__ as package_doc
 from .config import BenchError, UsageError, Workload, list_presets, list_workloads, positive_ints, resolve
-from . import lwbench, machineprofile
+from . import lwbench, machineprofile, trace
 from .lwbench import lwlock_bench
 from .matrix import Matrix
 from .pgbench import parse_pgbench
@@ -77,6 +79,23 @@ def main(argv=None):
     mp.add_argument("--fsync-seconds", help="seconds per pg_test_fsync test (default 2)")
     mp.add_argument("--data-dir", help="directory pg_test_fsync writes in (default: build/bench/machine-profile, "
                                        "where the benchmark's data goes)")
+    tr = sub.add_parser("trace", help="lock traces of workloads, one client, lock_stats_trace on")
+    tr.add_argument("--workload", help="workload name(s), comma separated")
+    tr.add_argument("--variant", help="variants/*.conf name(s), comma separated (every workload with every "
+                                      "variant)")
+    tr.add_argument("--pairs", help="WORKLOAD:VARIANT,... pairs to trace (instead of or beside the above); a "
+                                    "VARIANT may be LABEL(guc=value;guc=value) for settings no variants/ file has")
+    tr.add_argument("--pairs-file", help="a file of 'WORKLOAD VARIANT' lines to trace (presets/traces-16core.list)")
+    tr.add_argument("--traced", help="transactions to trace per pair (default 1000, fewer if --max-events "
+                                     "would be passed)")
+    tr.add_argument("--max-events", help="events per pair at most (default 250000)")
+    tr.add_argument("--sample", help="lock_stats_trace: trace one transaction in this many (default 10)")
+    tr.add_argument("--txns", help="transactions of the traced run (default: traced x sample + 40)")
+    tr.add_argument("--scale", help="pgbench scale (default: the workload's)")
+    tr.add_argument("--warmup", help="seconds of untraced pgbench first (default 3)")
+    tr.add_argument("--build", help="patched (default) or cassert")
+    tr.add_argument("--out", help="results directory (default: results/DATE-traces); pairs already in it "
+                                  "are refused, others added")
     args = ap.parse_args(argv)
 
     try:
@@ -105,6 +124,9 @@ def main(argv=None):
             return lwlock_bench(args)
         if args.cmd == "machine-profile":
             return machine_profile(args)
+        if args.cmd == "trace":
+            prepare_run_user()
+            return trace.trace_command(args)
         args = resolve(args)
         prepare_run_user()
     except UsageError as e:

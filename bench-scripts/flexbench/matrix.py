@@ -89,6 +89,26 @@ def workload_meta(w):
     return m
 
 
+def load_workload(srv, w, scale, workdir):
+    """A workload's database on a server: created, loaded (pgbench -i,
+    init_sql), its session settings, vacuumed and analyzed, checkpointed."""
+    srv.psql(f"CREATE DATABASE {w.dbname}")
+    if w.pgbench_init:
+        init = w.pgbench_init.replace("{scale}", str(scale))
+        sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]),
+           srv.log)
+    if w.init_sql:
+        sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir)).replace("{scale}", str(scale))
+        tmp = workdir / f"{srv.build}-{w.name}.init.sql"
+        tmp.write_text(sql)
+        os.chmod(tmp, 0o644)
+        srv.psql_file(tmp, w.dbname)
+    for k, v in w.session.items():
+        srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
+    srv.psql("VACUUM ANALYZE", w.dbname)
+    srv.psql("CHECKPOINT")
+
+
 class Matrix:
     def __init__(self, args):
         self.args = args
@@ -257,21 +277,7 @@ class Matrix:
         scale = self.args.scale or w.scale
         for b, srv in self.servers.items():
             print(f"flexbench: {b}: initialising {w.name}", flush=True)
-            srv.psql(f"CREATE DATABASE {w.dbname}")
-            if w.pgbench_init:
-                init = w.pgbench_init.replace("{scale}", str(scale))
-                sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]),
-                   srv.log)
-            if w.init_sql:
-                sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir)).replace("{scale}", str(scale))
-                tmp = workdir / f"{b}-{w.name}.init.sql"
-                tmp.write_text(sql)
-                os.chmod(tmp, 0o644)
-                srv.psql_file(tmp, w.dbname)
-            for k, v in w.session.items():
-                srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
-            srv.psql("VACUUM ANALYZE", w.dbname)
-            srv.psql("CHECKPOINT")
+            load_workload(srv, w, scale, workdir)
             self.write_scripts(w, b, srv, workdir)
             if b not in self.meta["settings"]:
                 self.meta["settings"][b] = srv.nondefault_settings()
@@ -285,10 +291,11 @@ class Matrix:
             return [(workdir / f"{build}-{w.name}.sql", None)]
         return [(workdir / f"{build}-{w.name}" / src.name, weight) for src, weight in w.scripts]
 
-    def write_scripts(self, w, build, srv, workdir):
+    @staticmethod
+    def write_scripts(w, build, srv, workdir):
         """The workload's scripts with {datadir} filled in, readable by the
         servers' user."""
-        for (src, _), (dst, _) in zip(w.scripts, self.script_paths(w, build, workdir)):
+        for (src, _), (dst, _) in zip(w.scripts, Matrix.script_paths(w, build, workdir)):
             if dst.parent != workdir:
                 dst.parent.mkdir(exist_ok=True)
                 os.chmod(dst.parent, 0o755)
