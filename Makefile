@@ -17,8 +17,12 @@
 #   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
 #   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
+#   RESULTS=dir LAYERING_EXTRA_FUNCS="f g"  `make layering`: where RESULT.md goes, more functions to compare
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
+#   MACHINE_PROFILE_OUT=dir  `make machine-profile`: where it goes (default: bench-scripts/results/DATE-machine-HOST)
+#   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"  `make machine-profile`: more options
+#   WORKLOAD=w VARIANT=v PAIRS=w:v,... PAIRS_FILE=f TXNS=N TRACE_OUT=dir TRACE_ARGS="..."  `make trace` (SCALE too)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
@@ -29,10 +33,11 @@ SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE
+	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE \
+	RESULTS LAYERING_EXTRA_FUNCS MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean \
+	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \
 	server psql stop status pgbench
 
 SERVER_VARS := BUILD FRESH VARIANT SET SCALE PORT SCRIPT CLIENTS TIME PGBENCH_ARGS
@@ -51,6 +56,8 @@ help:
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
+	@echo "  make machine-profile cache-line transfer, semaphore wake-up, WAL flush time of this machine (MACHINE_PROFILE_OUT)"
+	@echo "  make trace           WORKLOAD= VARIANT= [TXNS= SCALE=]: lock traces with one client (docs/lock-trace.md)"
 	@echo "  make aarch64         cross-compile the cassert build for aarch64 (build/install/aarch64); its tests: make check SUITES=aarch64"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
@@ -101,6 +108,13 @@ layering:
 
 bundle: deps
 	@$(S)/bundle.sh
+
+machine-profile: deps
+	@$(S)/machine-profile.sh
+
+# VARIANT and SCALE are also server.sh's: passed on explicitly
+trace: deps
+	@WORKLOAD="$(WORKLOAD)" VARIANT="$(VARIANT)" SCALE="$(SCALE)" $(S)/trace.sh
 
 # installs the cross compiler and qemu-user-static itself (only here and in
 # the aarch64 suite of check-full), like overhead's valgrind

@@ -15,6 +15,9 @@
 #   bench-scripts/           the driver, workloads and presets (no results/ or
 #                            tests/), variants/, patches/
 #   build/install/NAME       the installs (relocatable, debug info stripped)
+#   build/machine/pingpong   bench-scripts/machine/pingpong.c, linked statically:
+#                            the machine profile (flexbench run measures the
+#                            machine first; ./flexbench machine-profile)
 #   build/pristine.origin    the PostgreSQL version and where its source came from
 #   bundle.json              the series' identity (docs: README.md, "Running
 #                            on another machine")
@@ -29,7 +32,7 @@ read -r -a builds <<<"${BUNDLE_BUILDS:-vanilla patched}"
 for b in "${builds[@]}"; do
 	case "$b" in vanilla|patched|cassert) ;; *) die "BUNDLE_BUILDS: unknown build '$b' (known: vanilla patched cassert)" ;; esac
 done
-for tool in strip xz python3; do
+for tool in strip xz python3 gcc; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is missing; it is needed to make the bundle ('make deps')"
 done
 
@@ -53,6 +56,13 @@ mkdir -p "$dir/build/install"
 tar -C "$FLEXLOCK_TOP" -cf - --exclude=bench-scripts/results --exclude=bench-scripts/tests \
 	--exclude=__pycache__ --exclude='*.pyc' bench-scripts variants patches | tar -C "$dir" -xf -
 cp "$ORIGIN_FILE" "$dir/build/pristine.origin"
+
+# The machine profile's tool, static so that it runs on the other machine
+# whatever its C library.
+mkdir -p "$dir/build/machine"
+run_logged "$LOGS/bundle-pingpong.log" "compiling bench-scripts/machine/pingpong.c (static)" \
+	"the static C library is in libc6-dev" \
+	gcc -O2 -Wall -static -o "$dir/build/machine/pingpong" "$FLEXLOCK_TOP/bench-scripts/machine/pingpong.c"
 
 # The installs, debug info stripped (the debug info stays in build/install).
 for b in "${builds[@]}"; do
@@ -167,6 +177,14 @@ for the plots), nothing else.  Unpack anywhere and run:
     ./flexbench run --preset seed-000        # prints an estimate, then runs
     ./flexbench run --workloads insert-10 --clients 1,8 --reps 3 --duration 10
     ./flexbench run --help
+    ./flexbench machine-profile              # the machine's figures alone
+
+Every run first measures the machine (\`machine-profile.json\` in its run
+directory, about 20 s; \`--no-machine-profile\` skips it): the time a cache
+line takes between two cores, an atomic operation on one, a process woken
+through a semaphore, and the WAL device's flush (pg_test_fsync), with the
+cores, CPU model, clock and kernel, so that results from this machine can be
+modelled.
 
 As root, the servers run as the unprivileged user \`flexlock\` (FLEXLOCK_USER),
 created if missing; it must be able to enter this directory (an ACL is granted

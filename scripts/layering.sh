@@ -32,7 +32,8 @@
 # the figures as TSV.  The normalised listings themselves (before/; after/
 # only where the code differs) go to build/layering/code/, not to the
 # results: run after run they were the same files again.
-# N_SELECT and N_TPCB size the runs.
+# N_SELECT and N_TPCB size the runs; LAYERING_EXTRA_FUNCS="f g" compares
+# more functions as entry points.
 
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/callgrind.sh"
@@ -47,9 +48,11 @@ PREPARE_SUBJECT="Prepare lwlock.c to be split into a lower layer and the LWLock"
 MOVE_SUBJECT="Move the lower layer of lightweight locks into flexlock.c"
 
 # The entry points whose code must not change, and the helpers they call.
+# LAYERING_EXTRA_FUNCS adds functions to compare as entry points (e.g. the
+# heavyweight lock and WAL functions a change touches too).
 CODE_FUNCS="LWLockAcquire LWLockConditionalAcquire LWLockAcquireOrWait LWLockRelease
 	LWLockReleaseClearVar LWLockWaitForVar LWLockUpdateVar LWLockDisown
-	LWLockReleaseDisowned LWLockHeldByMe LWLockHeldByMeInMode"
+	LWLockReleaseDisowned LWLockHeldByMe LWLockHeldByMeInMode ${LAYERING_EXTRA_FUNCS:-}"
 HELPER_FUNCS="LWLockAttemptLock LWLockWaitListLock LWLockQueueSelf LWLockDequeueSelf LWLockWakeup
 	LWLockWaitListUnlock LWLockWakeList LWLockSleep"
 

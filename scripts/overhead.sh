@@ -44,6 +44,7 @@ for b in vanilla patched; do
 	mkdir -p "$WORK/$b" && hand_over "$WORK/$b"
 	cg_template "$BUILD/install/$b/bin" "$WORK/$b/template" 5499 "$WORK/$b-init.log"
 	base=$(count "$b" empty)
+	[ "$b" = patched ] && base_patched=$base
 	for w in select tpcb; do
 		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
 		say "$b: $w, $n transactions under callgrind"
@@ -86,6 +87,35 @@ c0=$(spin_count new 0) c8=$(spin_count new 8) c16=$(spin_count new 16)
 spin_parked=$(( (c8 - c0) / 8 ))
 spin_full=$(( (c16 - c8) / 8 ))
 
+# The cost of lock traces (lock_stats_trace, patch 0019): the patched build
+# with every transaction traced (a process's first is not) and one in 10.
+# The trace files the run wrote give the transactions and events traced;
+# callgrind's inclusive count of LockTraceEndTransaction() is what writing
+# them at each transaction's end cost, the rest of the difference from
+# tracing off is recording the events on the way.
+trace_count() {
+	local w=$1 every=$2 CG_SETTINGS=("${CG_SETTINGS[@]}" -c "lock_stats_trace=$2")
+	local total dir=$WORK/patched/run/pg_locktrace
+	total=$(cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+		"$WORK/$w.sql" "$WORK/patched-$w-trace$every.callgrind")
+	# instructions, traced transactions, events, instructions of the writing
+	echo "$total" \
+		"$(cat "$dir"/*.trace 2>/dev/null | grep -c '^begin' || true)" \
+		"$(cat "$dir"/*.trace 2>/dev/null | awk -F'\t' '$1 == "end" { n += $5 } END { print n + 0 }')" \
+		"$(callgrind_annotate --inclusive=yes "$WORK/patched-$w-trace$every.callgrind.out" 2>/dev/null |
+			awk '/LockTraceEndTransaction/ { gsub(",", "", $1); print $1; exit }')"
+}
+declare -A trace_row
+for w in select tpcb; do
+	n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
+	for every in 1 10; do
+		say "patched: $w with lock_stats_trace = $every under callgrind"
+		read -r total txns events writing < <(trace_count "$w" "$every")
+		[ "$txns" -gt 0 ] || die "lock_stats_trace = $every: the $w run traced no transaction ($(rel "$WORK/patched/run/pg_locktrace"))"
+		trace_row[$w,$every]="$(( (total - base_patched) / n )) $txns $events ${writing:-0}"
+	done
+done
+
 mkdir -p "$(dirname "$OUT")"
 {
 	echo "# Instructions per transaction: vanilla vs patched"
@@ -112,6 +142,25 @@ mkdir -p "$(dirname "$OUT")"
 	echo "| attributed before by this process (pointer cache) | $spin_cached |"
 	echo "| met for the first time (parked, attributed at the next latch wait) | $spin_parked |"
 	echo "| met for the first time with 8 sites parked already (attributed at once) | $spin_full |"
+	echo
+	echo "Tracing (\\`lock_stats_trace\\`, patch 0019): instructions per transaction of the patched build with"
+	echo "one transaction in 10 traced and with every one traced (a process's first is never traced), the"
+	echo "transactions and events the run's trace files hold, and per traced transaction and per event what"
+	echo "the writing at each end costs (callgrind's inclusive count of LockTraceEndTransaction()) and what"
+	echo "recording the events on the way costs (the rest of the difference from tracing off):"
+	echo
+	echo "| workload | off | 1 in 10 | every one | traced | events per traced txn | extra per traced txn | recording per event | writing per event |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for w in select tpcb; do
+		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
+		read -r p10 t10 e10 w10 <<<"${trace_row[$w,10]}"
+		read -r p1 t1 e1 w1 <<<"${trace_row[$w,1]}"
+		awk -v w="$w" -v off="${per_txn[patched,$w]}" -v p10="$p10" -v p1="$p1" -v t1="$t1" -v e1="$e1" \
+			-v w1="$w1" -v n="$n" 'BEGIN {
+			extra = (p1 - off) * n / t1; ev = e1 / t1; wr = w1 / t1;
+			printf "| %s | %d | %d (%+d) | %d (%+d) | %d of %d | %.1f | %d | %.1f | %.1f |\n",
+				w, off, p10, p10 - off, p1, p1 - off, t1, n, ev, extra, (extra - wr) / ev, wr / ev }'
+	done
 	echo
 	echo "- select: pgbench's select-only transaction; tpcb: pgbench's TPC-B-like transaction (5 statements)."
 	echo "- Settings: ${CG_SETTINGS[*]} (lock_stats_timing at its default, on; in a single process nobody"

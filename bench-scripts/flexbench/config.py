@@ -237,6 +237,10 @@ def resolve(args):
     args.profile_duration = positive_ints(str(pdur), "profile-duration")[0] if pdur is not None \
         else min(args.duration, 3)
     args.predict_cores = positive_ints(str(pick("predict_cores", "predict_cores", "16,64")), "predict-cores")
+    mprof = getattr(args, "machine_profile", None)
+    if mprof is None:
+        mprof = preset.get("machine_profile", "on").lower() not in ("off", "false", "0", "no")
+    args.machine_profile = mprof
     if args.out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         args.out = str(BENCH / "results" / f"{stamp}-{args.preset or 'custom'}")

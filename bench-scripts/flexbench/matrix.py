@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import capmodel, config
+from . import capmodel, config, machineprofile
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
@@ -87,6 +87,26 @@ def workload_meta(w):
         if w.nopm_script:
             m["nopm_script"] = w.nopm_script
     return m
+
+
+def load_workload(srv, w, scale, workdir):
+    """A workload's database on a server: created, loaded (pgbench -i,
+    init_sql), its session settings, vacuumed and analyzed, checkpointed."""
+    srv.psql(f"CREATE DATABASE {w.dbname}")
+    if w.pgbench_init:
+        init = w.pgbench_init.replace("{scale}", str(scale))
+        sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]),
+           srv.log)
+    if w.init_sql:
+        sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir)).replace("{scale}", str(scale))
+        tmp = workdir / f"{srv.build}-{w.name}.init.sql"
+        tmp.write_text(sql)
+        os.chmod(tmp, 0o644)
+        srv.psql_file(tmp, w.dbname)
+    for k, v in w.session.items():
+        srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
+    srv.psql("VACUUM ANALYZE", w.dbname)
+    srv.psql("CHECKPOINT")
 
 
 class Matrix:
@@ -183,6 +203,8 @@ class Matrix:
                  f"lock_stats_hold_sample = {capmodel.SAMPLE}; --no-profile-holds leaves them out)" if nprof else "")
               + f"; output in {self.out}", flush=True)
 
+        if getattr(a, "machine_profile", False):
+            self.meta["machine_profile"] = self.profile_machine()
         csvf = open(self.out / "runs.csv", "w", newline="")
         writer = csv.DictWriter(csvf, fieldnames=CSV_FIELDS)
         writer.writeheader()
@@ -239,25 +261,23 @@ class Matrix:
             if self.rows:
                 report(self.out)
 
+    def profile_machine(self):
+        """machine-profile.json of the run directory (machineprofile), before
+        any server starts; a failure is reported and the run goes on."""
+        try:
+            prof = machineprofile.measure(self.out, reps=5, fsync_secs=1)
+        except (BenchError, config.UsageError, OSError, subprocess.SubprocessError) as e:
+            print(f"flexbench: no machine profile: {e}", flush=True)
+            return {"error": str(e)}
+        line = machineprofile.summary_line(prof)
+        print(f"flexbench: machine profile: {line} (machine-profile.json)", flush=True)
+        return {"file": "machine-profile.json", "summary": line}
+
     def init_workload(self, w, workdir):
         scale = self.args.scale or w.scale
         for b, srv in self.servers.items():
             print(f"flexbench: {b}: initialising {w.name}", flush=True)
-            srv.psql(f"CREATE DATABASE {w.dbname}")
-            if w.pgbench_init:
-                init = w.pgbench_init.replace("{scale}", str(scale))
-                sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]),
-                   srv.log)
-            if w.init_sql:
-                sql = w.init_sql.read_text().replace("{datadir}", str(srv.datadir)).replace("{scale}", str(scale))
-                tmp = workdir / f"{b}-{w.name}.init.sql"
-                tmp.write_text(sql)
-                os.chmod(tmp, 0o644)
-                srv.psql_file(tmp, w.dbname)
-            for k, v in w.session.items():
-                srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
-            srv.psql("VACUUM ANALYZE", w.dbname)
-            srv.psql("CHECKPOINT")
+            load_workload(srv, w, scale, workdir)
             self.write_scripts(w, b, srv, workdir)
             if b not in self.meta["settings"]:
                 self.meta["settings"][b] = srv.nondefault_settings()
@@ -271,10 +291,11 @@ class Matrix:
             return [(workdir / f"{build}-{w.name}.sql", None)]
         return [(workdir / f"{build}-{w.name}" / src.name, weight) for src, weight in w.scripts]
 
-    def write_scripts(self, w, build, srv, workdir):
+    @staticmethod
+    def write_scripts(w, build, srv, workdir):
         """The workload's scripts with {datadir} filled in, readable by the
         servers' user."""
-        for (src, _), (dst, _) in zip(w.scripts, self.script_paths(w, build, workdir)):
+        for (src, _), (dst, _) in zip(w.scripts, Matrix.script_paths(w, build, workdir)):
             if dst.parent != workdir:
                 dst.parent.mkdir(exist_ok=True)
                 os.chmod(dst.parent, 0o755)

@@ -10,6 +10,10 @@ flexbench/), one module per module of the package:
   test_report    summary.md, plots and counters tables from known runs.csv;
                  lock caps and predictions from known profile runs
   test_lwbench   the micro-benchmark's bad input
+  test_machineprofile  pg_test_fsync's output, CPU pairs, the ping-pong tool,
+                 the 16-core run's assumed profile
+  test_locktrace the lock trace reader on a known trace and broken ones;
+                 the trace command's bad input
   test_smoke     (FLEXBENCH_SMOKE=1, as make check sets it) end to end on the
                  cassert build: two interleaved variants with their profile
                  runs (lock caps, predictions), the micro-benchmark, an
@@ -23,14 +27,17 @@ import unittest
 
 import test_capmodel
 import test_config
+import test_locktrace
 import test_lwbench
+import test_machineprofile
 import test_meta
 import test_pgbench
 import test_report
 import test_smoke
 import test_stats
 
-MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench, test_smoke)
+MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench,
+           test_machineprofile, test_locktrace, test_smoke)
 
 
 def load_tests(loader, standard_tests, pattern):

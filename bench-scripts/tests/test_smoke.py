@@ -42,7 +42,8 @@ class SmokeTest(unittest.TestCase):
         p = driver("run", "--builds", "cassert", "--variants", "stock,notiming",
                    "--workloads", "insert-10,hot-rows", "--clients", "1,2", "--reps", "2",
                    "--duration", "1", "--warmup", "0", "--scale", "1", "--profile-duration", "1",
-                   "--predict-cores", "16,64", "--out", str(out), env=self.env, timeout=600)
+                   "--predict-cores", "16,64", "--no-machine-profile", "--out", str(out), env=self.env,
+                   timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         # progress: one line per run with an estimate of what is left
         self.assertEqual(len([l for l in p.stdout.splitlines() if l.startswith("[")]), 16)
@@ -183,7 +184,8 @@ class SmokeTest(unittest.TestCase):
         out = Path(self.tmp.name) / "interrupted"
         proc = subprocess.Popen(DRIVER + ["run", "--builds", "cassert", "--variants", "stock",
                                           "--workloads", "insert-10", "--clients", "1", "--reps", "20",
-                                          "--duration", "1", "--warmup", "0", "--out", str(out)],
+                                          "--duration", "1", "--warmup", "0", "--no-machine-profile",
+                                          "--out", str(out)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, **self.env))
         deadline = time.time() + 300
@@ -216,7 +218,7 @@ class SmokeTest(unittest.TestCase):
         b = Path(self.tmp.name) / "bundle"
         (b / "bench-scripts").mkdir(parents=True)
         shutil.copy2(BENCH / "flexbench.py", b / "bench-scripts")
-        for d in ("flexbench", "workloads", "presets"):
+        for d in ("flexbench", "workloads", "presets", "machine"):
             shutil.copytree(BENCH / d, b / "bench-scripts" / d, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(self.variants, b / "variants")
         shutil.copytree(config.TOP / "patches", b / "patches")
@@ -255,3 +257,12 @@ class SmokeTest(unittest.TestCase):
         self.assertFalse((out / "profile.csv").exists())
         self.assertNotIn("predicted", (out / "summary.md").read_text())
         self.assertFalse(meta["matrix"]["profile_holds"])
+        # the machine profiled itself first (pingpong built from the bundle's source here; a
+        # real bundle carries it built)
+        self.assertIn("flexbench: machine profile: line transfer", p.stdout)
+        self.assertEqual(meta["machine_profile"]["file"], "machine-profile.json")
+        prof = json.loads((out / "machine-profile.json").read_text())
+        self.assertFalse(prof["assumed"])
+        self.assertGreater(prof["constants"]["uncontended_cas_ns"]["value"], 0)
+        self.assertGreater(prof["constants"]["wal_flush_us"]["value"], 0)
+        self.assertTrue((out / "machine-profile.md").is_file())

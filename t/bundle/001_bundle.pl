@@ -78,6 +78,7 @@ my @members = split /\n/, `tar -tJf '$tarball'`;
 my %has = map { s{/$}{}r => 1 } @members;
 for my $f ('flexbench', 'README.md', 'bundle.json', 'build/pristine.origin', 'bench-scripts/flexbench.py',
 	'bench-scripts/workloads/insert-10.sql', 'bench-scripts/presets/seed-000.conf', 'variants/stock.conf',
+	'build/machine/pingpong', 'bench-scripts/machine/pingpong.c',
 	(map { "build/install/$_/bin/postgres" } @builds),
 	(map { s{^\Q$top\E/}{}r } glob("$top/patches/*.patch")))
 {
@@ -108,6 +109,8 @@ my $describe = `git -C '$top' describe --always --dirty 2>/dev/null`;
 chomp $describe;
 is($json->{flexlock_commit}, $describe || 'unknown', 'bundle.json: the flexlock commit');
 cmp_ok(scalar(@{ $json->{series} }), '>', 0, 'bundle.json: the series\' commits');
+like(`ldd '$b1/build/machine/pingpong' 2>&1`, qr/not a dynamic executable|statically linked/,
+	'the machine profile\'s tool is linked statically');
 unlike(`readelf -S '$b1/build/install/$builds[-1]/bin/postgres'`, qr/\.debug_info/,
 	'the installs are stripped of debug info');
 like(`readelf -S '$build/install/$builds[-1]/bin/postgres'`, qr/\.debug_info/, '... which the originals have');
@@ -125,6 +128,12 @@ sub check_run
 {
 	my ($what, $dir) = @_;
 	ok(-f "$dir/runs.csv" && -f "$dir/meta.json" && -f "$dir/summary.md", "$what: a run directory at $dir");
+	# the machine profiled itself before the runs
+	my $prof = eval { decode_json(do { local $/; open my $fh, '<', "$dir/machine-profile.json" or die; <$fh> }) };
+	ok($prof && !$prof->{assumed}, "$what: machine-profile.json, measured");
+	cmp_ok($prof->{constants}{uncontended_cas_ns}{value} // 0, '>', 0, "$what: ... an atomic operation's time");
+	cmp_ok($prof->{constants}{wal_flush_us}{value} // 0, '>', 0, "$what: ... the WAL device's flush time");
+	is($prof->{machine}{logical_cpus}, `nproc --all` =~ s/\s+//r, "$what: ... the CPUs");
 	open my $fh, '<', "$dir/runs.csv" or return fail("$what: runs.csv: $!");
 	my @head = split /,/, scalar(<$fh>) =~ s/\s+$//r;
 	my %got;
@@ -139,7 +148,7 @@ sub check_run
 
 SKIP:
 {
-	skip 'not root: no run as root', 7 unless $root;
+	skip 'not root: no run as root', 11 unless $root;
 	# from another directory, by absolute path
 	($out, $rc) = run(cmd => [ "$b1/flexbench", @tiny, '--out', "$b1/run-root" ], env => \%syspath, cwd => '/');
 	is($rc, 0, 'as root: the tiny run from the bundle succeeds') or diag($out);

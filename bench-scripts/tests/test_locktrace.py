@@ -1,0 +1,112 @@
+"""Lock traces (flexbench/locktrace.py, flexbench.py trace): the reader of
+the format on a known trace and on broken ones, and the trace command's bad
+input, refused before anything starts."""
+
+import lzma
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from common import FIXTURES, driver
+from flexbench import locktrace
+
+OK = FIXTURES / "locktrace-ok.trace"
+
+
+class ReadTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def variant(self, edit):
+        """A copy of the known trace with edit(lines) applied."""
+        lines = OK.read_text().splitlines()
+        edit(lines)
+        p = self.dir / "t.trace"
+        p.write_text("\n".join(lines) + "\n")
+        return p
+
+    def test_known_trace(self):
+        txns = locktrace.read_trace(OK)
+        self.assertEqual(len(txns), 2)
+        x = txns[0]
+        self.assertEqual((x.pid, x.backend_type, x.seq, x.sample_interval), (4242, "client backend", 1, 10))
+        self.assertEqual((x.since_prev_end_ns, x.client_wait_before_ns, x.xacts_before), (47137, 1366, 25))
+        self.assertEqual(x.end, (542500, "commit", 1, 26, 0))
+        # the line of an unknown kind is ignored, but counted as a line
+        self.assertEqual((len(x.events), x.lines), (25, 26))
+        self.assertEqual(locktrace.check(txns), [])
+        # holds with their nesting: the WAL insertion lock inside the page's
+        hs = {(h[0], h[3]): h for h in locktrace.holds(x)}
+        self.assertEqual(hs[("WALInsert", 111825)][5], 1)
+        self.assertEqual(hs[("BufferContent", 106718)][5], 0)
+        self.assertEqual(hs[("WALWrite", 131900)][4], 541950)
+        s = locktrace.summary(txns)
+        self.assertEqual(s["transactions"], 2)
+        self.assertEqual(s["with_xid"], 1)
+        self.assertEqual(s["rows_per_txn"], {"update": 0.5})
+        self.assertEqual(s["wal_bytes_per_txn"], (179 + 34) / 2)
+        self.assertEqual(s["flush_us_mean"], 410.1)
+        self.assertEqual(s["flushes_written_by_self"], 1)
+        self.assertEqual(s["lw_acquisitions_per_txn"]["BufferContent X"], 0.5)
+
+    def test_xz(self):
+        p = self.dir / "t.trace.xz"
+        with lzma.open(p, "wt") as f:
+            f.write(OK.read_text())
+        self.assertEqual(len(locktrace.read_trace(p)), 2)
+
+    def test_broken(self):
+        cases = [
+            # (edit, a problem check() reports)
+            (lambda l: l.__setitem__(3, l[3].replace("\t527\t", "\t400\t")), "time goes back"),
+            (lambda l: l.pop(2), "release of LockFastPath own at 527 that it does not hold"),
+            (lambda l: l.pop(3), "LockFastPath own acquired and never released"),
+            (lambda l: l.__setitem__(28, l[28].replace("\t26\t0", "\t27\t0")), "'end' counts 27 events"),
+        ]
+        for edit, message in cases:
+            problems = locktrace.check(locktrace.read_trace(self.variant(edit)))
+            self.assertTrue(any(message in p for p in problems), (message, problems))
+        # a truncated transaction is only checked for its times and counts
+        p = self.variant(lambda l: (l.pop(3), l.__setitem__(27, l[27].replace("\t26\t0", "\t25\t9"))))
+        self.assertEqual(locktrace.check(locktrace.read_trace(p)), [])
+
+    def test_not_a_trace(self):
+        cases = [
+            (lambda l: l.__setitem__(0, "version\t2\t4242\tclient backend"), "trace version 2"),
+            (lambda l: l.__setitem__(0, "hello"), "the first line is not"),
+            (lambda l: l.pop(28), "'begin' before the 'end'"),
+            (lambda l: l.__setitem__(4, "hw\t26531\trelation"), "'hw' line with 2 fields"),
+            (lambda l: l.insert(1, "lw\t1\trel\tX\t0"), "'lw' line outside a transaction"),
+            (lambda l: l.pop(), "has no 'end'"),
+        ]
+        for edit, message in cases:
+            with self.assertRaisesRegex(locktrace.TraceError, message):
+                locktrace.read_trace(self.variant(edit))
+
+
+class TraceUsageTest(unittest.TestCase):
+    def test_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            for args, message in (([], r"nothing to trace"),
+                                  (["--workload", "select-only"], r"give both --workload and --variant"),
+                                  (["--workload", "nosuch", "--variant", "stock"], r"unknown workload 'nosuch'"),
+                                  (["--workload", "select-only", "--variant", "nosuch"], r"unknown variant 'nosuch'"),
+                                  (["--pairs", "select-only"], r"--pairs: expected WORKLOAD:VARIANT"),
+                                  (["--pairs", "select-only:stock", "--build", "vanilla"],
+                                   r"--build must be patched or cassert"),
+                                  (["--pairs", "select-only:stock", "--sample", "0"],
+                                   r"--sample must be a positive integer")):
+                p = driver("trace", *args, "--out", str(out))
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertRegex(p.stderr, message)
+                self.assertFalse(out.exists(), "nothing starts on bad input")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,115 @@
+"""The machine profile (flexbench/machineprofile.py, machine/pingpong.c):
+pg_test_fsync's output parsed, CPU pairs chosen from a topology, the
+ping-pong tool's figures and bad input, and the 16-core run's assumed
+profile well formed."""
+
+import json
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from common import BENCH, FIXTURES, driver
+from flexbench import machineprofile as mp
+
+
+class ParseTest(unittest.TestCase):
+    def test_pg_test_fsync(self):
+        fs = mp.parse_pg_test_fsync((FIXTURES / "pg18-test-fsync.out").read_text())
+        self.assertEqual(fs["one_8kb"]["fdatasync"], 1638)
+        self.assertEqual(fs["one_8kb"]["open_datasync"], 1569)
+        self.assertNotIn("fsync_writethrough", fs["one_8kb"])       # n/a
+        self.assertEqual(fs["two_8kb"]["fdatasync"], 1700)
+        self.assertEqual(fs["open_sync_sizes"]["1 * 16kB open_sync write"], 3300)
+        self.assertEqual(fs["non_synced"]["write"], 7)
+        with self.assertRaisesRegex(mp.BenchError, "no fdatasync figure"):
+            mp.parse_pg_test_fsync("5 seconds per test\n")
+
+    def test_cpu_pairs(self):
+        # 4 CPUs, 2 cores with 2 threads each (0 and 2 share a core)
+        smt = {0: (0, 0), 1: (0, 1), 2: (0, 0), 3: (0, 1)}
+        self.assertEqual(mp.cpu_pairs(smt), (0, [1], 2))
+        # 16 cores: the next, the middle and the last other core
+        self.assertEqual(mp.cpu_pairs({c: (0, c) for c in range(16)}), (0, [1, 8, 15], None))
+        # two sockets of two cores: core ids repeat across packages
+        two = {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}
+        self.assertEqual(mp.cpu_pairs(two), (0, [1, 2, 3], None))
+        self.assertEqual(mp.cpu_pairs({0: (0, 0)}), (0, [], None))
+
+
+@unittest.skipUnless(shutil.which("gcc"), "gcc is not installed")
+class PingPongTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.bin = Path(cls.tmp.name) / "pingpong"
+        subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(cls.bin), str(BENCH / "machine" / "pingpong.c")],
+                       check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_pp(self, *args):
+        return subprocess.run([str(self.bin)] + [str(a) for a in args], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+
+    def test_figures(self):
+        p = self.run_pp("uncontended", 0, 200000)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        kv = dict(x.split("=") for x in p.stdout.split())
+        self.assertEqual(kv["mode"], "uncontended")
+        self.assertTrue(0 < float(kv["cas_ns"]) < 10000, kv)
+        p = self.run_pp("sem", 0, 0, 200)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(float(dict(x.split("=") for x in p.stdout.split())["ns"]), 0)
+        a, partners, _ = mp.cpu_pairs(mp.cpu_topology())
+        if partners:
+            for mode, arg in (("handoff", 2000), ("contended", 20), ("sem", 200)):
+                p = self.run_pp(mode, a, partners[0], arg)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn(f"mode={mode} ", p.stdout)
+
+    def test_bad_input(self):
+        for args, rc, message in ((["nosuch"], 2, "usage: pingpong"),
+                                  (["handoff", 0, 1], 2, "usage: pingpong"),
+                                  (["handoff", "x", 0, 10], 2, 'CPU_A must be an integer from 0 to'),
+                                  (["uncontended", 0, 0], 2, "ITERATIONS must be an integer from 1"),
+                                  (["handoff", 0, 0, 10], 1, "handoff needs two different CPUs"),
+                                  (["sem", 0, 100000, 10], 2, "CPU_B must be an integer")):
+            p = self.run_pp(*args)
+            self.assertEqual(p.returncode, rc, (args, p.stderr))
+            self.assertIn(message, p.stderr)
+
+
+class AssumedTest(unittest.TestCase):
+    def test_16core(self):
+        d = BENCH / "results" / "2026-11-22-16core"
+        prof = json.loads((d / "machine-profile.json").read_text())
+        self.assertEqual(prof["format"], mp.FORMAT)
+        self.assertTrue(prof["assumed"])
+        self.assertEqual(prof["machine"]["logical_cpus"], 16)
+        keys = [k for k, _, _ in mp.CONSTANTS]
+        self.assertEqual(sorted(prof["constants"]), sorted(keys))
+        given = {k: v for k, v in prof["constants"].items() if v}
+        for k in ("line_transfer_ns", "sem_wake_cross_core_ns", "wal_flush_us", "uncontended_cas_ns"):
+            self.assertIn(k, given)
+        for k, v in given.items():
+            lo, hi = v["range"]
+            self.assertTrue(lo <= v["value"] <= hi, (k, v))
+            self.assertTrue(v["source"], k)
+        md = (d / "machine-profile.md").read_text()
+        self.assertIn("assumed, not measured", md)
+        self.assertIn("## The reasoning", md)
+
+    def test_refuses_existing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "machine-profile.json").write_text("{}")
+            p = driver("machine-profile", "--out", tmp)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("exists", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
