@@ -212,7 +212,11 @@ for my $round (1 .. 3)
 
 # Each session's rows against its process's counters, counter by counter;
 # first a statement in each session after 1.1 s idle, so that a statistics
-# report it made while idle (the idle timeout) is charged (to query id 0)
+# report it made while idle (the idle timeout) is charged (to query id 0).
+# One lock event is known to be left over: the acquisition of flexlock's own
+# hash table lock that wrote the last statement's rows comes after them, so
+# an idle backend has not yet charged it (it goes to query id 0 when the
+# next message comes); the tranche flexlock_statements is compared apart.
 sub totals_differ
 {
 	my ($i) = @_;
@@ -222,7 +226,7 @@ sub totals_differ
 				 sum(wait_until_free) AS wuf, sum(waits) AS sleeps,
 				 round(sum(wait_time_ms)::numeric, 3) AS sleep_ms,
 				 round(sum(hold_shared_ms + hold_exclusive_ms)::numeric, 3) AS hold_ms
-			FROM flexlock_backends($cpid[$i])),
+			FROM flexlock_backends($cpid[$i]) WHERE tranche <> 'flexlock_statements'),
 		h AS (
 		  SELECT sum(fastpath) AS fastpath, sum(shared_table) AS shared_table, sum(local) AS local,
 				 sum(waits) AS waits, round(sum(wait_time_ms)::numeric, 3) AS wait_ms
@@ -240,7 +244,8 @@ sub totals_differ
 				 sum(sleeps) FILTER (WHERE kind = 'hwlock') AS waits,
 				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'hwlock'), 0)::numeric, 3) AS wait_ms,
 				 count(*) FILTER (WHERE kind = 'other') AS other
-			FROM flexlock_statement_locks WHERE userid = 'regress_c@{[$i + 1]}'::regrole)
+			FROM flexlock_statement_locks WHERE userid = 'regress_c@{[$i + 1]}'::regrole
+			 AND lock <> 'flexlock_statements')
 		SELECT concat_ws(', ',
 				 CASE WHEN s.other > 0 THEN 'rows that did not fit' END,
 				 CASE WHEN s.shared IS DISTINCT FROM b.shared THEN format('shared %s/%s', s.shared, b.shared) END,
@@ -270,6 +275,12 @@ for my $i (0 .. 2)
 		$diff = totals_differ($i);
 	}
 	is($diff, '', "(c) session " . ($i + 1) . ": its statement rows add up to its per-backend totals");
+	is($node->safe_psql('postgres', qq{
+		SELECT (SELECT sum(acquire_shared + acquire_exclusive) FROM flexlock_backends($cpid[$i])
+				 WHERE tranche = 'flexlock_statements')
+			 - (SELECT sum(acquisitions) FROM flexlock_statement_locks
+				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND lock = 'flexlock_statements')}),
+		1, "(c) session " . ($i + 1) . ": ... and flexlock's own lock, but for the acquisition that wrote them");
 }
 cmp_ok($node->safe_psql('postgres', q{
 	SELECT sum(lwlock_acquisitions) FROM flexlock_statements WHERE queryid = 0 AND userid = 'regress_c1'::regrole}),
