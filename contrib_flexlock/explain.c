@@ -188,19 +188,19 @@ show_lock_usage(ExplainState *es, const LockUsage *usage)
 	ExplainCloseGroup("Locks", "Locks", false, es);
 }
 
+/*
+ * Show a node's lock usage if it was collected: what is shown is what the
+ * executor counted, so a plan shows none unless LOCKS asked for it.
+ */
 static void
 locks_per_node(PlanState *planstate, List *ancestors, const char *relationship,
 			   const char *plan_name, ExplainState *es)
 {
-	FlexlockExplainOptions *options;
-
 	if (prev_explain_per_node_hook)
 		prev_explain_per_node_hook(planstate, ancestors, relationship,
 								   plan_name, es);
 
-	options = GetExplainExtensionState(es, es_extension_id);
-	if (options == NULL || !options->locks || planstate->instrument == NULL ||
-		!planstate->instrument->need_lockusage)
+	if (planstate->instrument == NULL || !planstate->instrument->need_lockusage)
 		return;
 	show_lock_usage(es, &planstate->instrument->lockusage);
 }

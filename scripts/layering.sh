@@ -46,12 +46,13 @@ RUN=$WORK/run
 PREPARE_SUBJECT="Prepare lwlock.c to be split into a lower layer and the LWLock"
 MOVE_SUBJECT="Move the lower layer of lightweight locks into flexlock.c"
 
-# The entry points whose code must not change, and the helpers they call.
-CODE_FUNCS="LWLockAcquire LWLockConditionalAcquire LWLockAcquireOrWait LWLockRelease
+# The entry points whose code must not change, and the helpers they call
+# (LAYERING_FUNCS and LAYERING_HELPERS name others, e.g. the executor's).
+CODE_FUNCS=${LAYERING_FUNCS:-"LWLockAcquire LWLockConditionalAcquire LWLockAcquireOrWait LWLockRelease
 	LWLockReleaseClearVar LWLockWaitForVar LWLockUpdateVar LWLockDisown
-	LWLockReleaseDisowned LWLockHeldByMe LWLockHeldByMeInMode"
-HELPER_FUNCS="LWLockAttemptLock LWLockWaitListLock LWLockQueueSelf LWLockDequeueSelf LWLockWakeup
-	LWLockWaitListUnlock LWLockWakeList LWLockSleep"
+	LWLockReleaseDisowned LWLockHeldByMe LWLockHeldByMeInMode"}
+HELPER_FUNCS=${LAYERING_HELPERS:-"LWLockAttemptLock LWLockWaitListLock LWLockQueueSelf LWLockDequeueSelf LWLockWakeup
+	LWLockWaitListUnlock LWLockWakeList LWLockSleep"}
 
 # Configure exactly as the patched build does: take the flags from build.sh
 # itself, so that the two cannot drift apart.
