@@ -25,10 +25,10 @@
  *				statement identified, or to OUTSIDE if the backend goes idle
  *				first (a syntax error, a Sync with nothing to commit).
  *	STATEMENT	a top-level statement, identified by the first of
- *				post_parse_analyze_hook, planner_hook, ExecutorStart,
- *				ExecutorEnd or ProcessUtility that sees it at nesting level
- *				0; it keeps its events until another statement is identified,
- *				its transaction commits, or the backend goes idle, so the
+ *				post_parse_analyze_hook, planner_hook, ExecutorStart or
+ *				ProcessUtility that sees it at nesting level 0; it keeps
+ *				its events until another statement is identified, its
+ *				transaction commits, or the backend goes idle, so the
  *				clean-up after its execution is its own, and so is an error's.
  *	COMMIT		the commit of an implicit transaction (autocommit, or the
  *				implicit block of a multi-statement query string), from the
@@ -721,10 +721,21 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 static void
 stmt_ExecutorEnd(QueryDesc *queryDesc)
 {
+	/*
+	 * A call of the statement.  A portal may end long after its statement:
+	 * a cursor closed by a later statement, or at commit (an unnamed portal
+	 * of the extended protocol, dropped in the Sync's commit): the call is
+	 * its statement's, the events are whoever's they are.
+	 */
 	if (stmt_tracking() && stmt_nesting == 0)
 	{
-		stmt_identify(queryDesc->plannedstmt->queryId);
-		stmt_calls++;
+		StmtKey		key;
+
+		make_key(&key, queryDesc->plannedstmt->queryId);
+		if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+			stmt_calls++;
+		else
+			pending_of(&key)->calls++;
 	}
 
 	if (prev_ExecutorEnd)
