@@ -813,8 +813,14 @@ flexlock_statements_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* query ids as pg_stat_statements has them */
-	EnableQueryId();
+	/*
+	 * Query ids as pg_stat_statements has them (compute_query_id = auto
+	 * computes them), unless the server starts with tracking off: then
+	 * nothing is computed for us, and tracking turned on later finds query
+	 * ids only if compute_query_id or another module asks for them.
+	 */
+	if (stmt_track != TRACK_NONE)
+		EnableQueryId();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = stmt_shmem_request;

@@ -380,35 +380,29 @@ split_script() {
 # replaced as pgbench replaces them: by literal values, or by $n with
 # -M extended or prepared (NULL if it cannot be analyzed on its own).
 script_statements_sql() {
-	local stmt idtext n=0 params=literal
+	local stmt idtext n=0 params=literal values=
 	case " ${given[PGBENCH_ARGS]:-} " in
 	*" -M extended "* | *" -M prepared "* | *" -Mextended "* | *" -Mprepared "* | *"--protocol=extended"* | *"--protocol=prepared"*)
 		params=dollar ;;
 	esac
-	echo "CREATE TEMP TABLE flexlock_script (n int, statement text, idtext text, queryid int8);"
+	# each statement's query id in a psql variable, NULL where it cannot be
+	# analyzed on its own (the error goes to the log)
+	echo "\\set ON_ERROR_STOP 0"
 	while IFS= read -r stmt; do
 		n=$((n + 1))
 		idtext=$(perl -e '
 			my ($s, $how) = @ARGV; my %num; my $k = 0;
 			$s =~ s/(?<!:):([A-Za-z_][A-Za-z0-9_]*)/$how eq "dollar" ? "\$" . ($num{$1} \/\/= ++$k) : "1"/ge;
 			print $s' "$stmt" "$params")
-		echo "INSERT INTO flexlock_script VALUES ($n, \$fl\$$stmt\$fl\$, \$fl\$$idtext\$fl\$);"
+		echo "\\set qid_$n NULL"
+		echo "SELECT flexlock_query_id(\$fl\$$idtext\$fl\$) AS qid_$n \\gset"
+		values+="${values:+, }($n, \$fl\$$stmt\$fl\$, :qid_$n::int8)"
 	done < <(split_script "$1")
+	echo "\\set ON_ERROR_STOP 1"
+	[ -n "$values" ] || return 0
+	echo "WITH script(n, statement, queryid) AS (VALUES $values),"
 	cat <<'EOSQL'
-DO $$
-DECLARE
-  s record;
-BEGIN
-  FOR s IN SELECT * FROM flexlock_script LOOP
-    BEGIN
-      UPDATE flexlock_script SET queryid = flexlock_query_id(s.idtext) WHERE n = s.n;
-    EXCEPTION WHEN OTHERS THEN
-      NULL;
-    END;
-  END LOOP;
-END
-$$;
-WITH run AS (
+run AS (
   SELECT r.queryid, r.calls,
          r.lwlock_acquisitions + r.hwlock_acquisitions
            + r.commit_lwlock_acquisitions + r.commit_hwlock_acquisitions AS events,
@@ -417,28 +411,28 @@ WITH run AS (
            + r.commit_lwlock_hold_time_ms AS ms,
          r.commit_lwlock_sleep_time_ms + r.commit_hwlock_wait_time_ms
            + r.commit_lwlock_hold_time_ms AS commit_ms
-    FROM flexlock_pgbench_run r),
+    FROM json_populate_recordset(NULL::flexlock_statements, :'flexlock_run') r),
 rows(o, statement, calls, events, ms, commit_ms) AS (
   SELECT s.n, s.statement, sum(r.calls), sum(r.events), sum(r.ms), sum(r.commit_ms)
-    FROM flexlock_script s LEFT JOIN run r USING (queryid) GROUP BY s.n, s.statement
+    FROM script s LEFT JOIN run r USING (queryid) GROUP BY s.n, s.statement
   UNION ALL
   SELECT 1000, '(other statements)', sum(r.calls), sum(r.events), sum(r.ms), sum(r.commit_ms)
     FROM run r
-   WHERE r.queryid <> 0 AND r.queryid NOT IN (SELECT queryid FROM flexlock_script WHERE queryid IS NOT NULL)
+   WHERE r.queryid <> 0 AND r.queryid NOT IN (SELECT queryid FROM script WHERE queryid IS NOT NULL)
      -- (but make pgbench's flexlock_reset(), the rest of which came after the reset)
      AND r.queryid <> flexlock_query_id('SELECT flexlock_reset()')
   HAVING count(*) > 0
   UNION ALL
   SELECT 1001, '(outside statements)', NULL, sum(r.events), sum(r.ms), NULL
     FROM run r WHERE r.queryid = 0 HAVING count(*) > 0),
-tot AS (SELECT sum(events) AS events, sum(ms) AS ms FROM rows)
+tot AS (SELECT sum(events) AS all_events, sum(ms) AS all_ms FROM rows)
 SELECT left(statement, 60) AS statement, calls, events AS lock_events,
-       round(100 * events / nullif(tot.events, 0), 1) AS events_pct,
+       round(100 * events / nullif(all_events, 0), 1) AS events_pct,
        round(ms::numeric, 1) AS lock_ms,
-       round((100 * ms / nullif(tot.ms, 0))::numeric, 1) AS time_pct,
+       round((100 * ms / nullif(all_ms, 0))::numeric, 1) AS time_pct,
        round((100 * commit_ms / nullif(ms, 0))::numeric, 1) AS in_commit_pct
   FROM rows, tot
- WHERE EXISTS (SELECT 1 FROM flexlock_pgbench_run)
+ WHERE EXISTS (SELECT 1 FROM run)
  ORDER BY o;
 EOSQL
 }
@@ -490,13 +484,16 @@ cmd_pgbench() {
 		"$tps" "${lat:--}" "$txns" "${failed:-0}"
 	if [ "$has_ext" = 1 ] && [ "$txns" -gt 0 ]; then
 		{
-			# the statements as tracked before anything of ours runs
-			echo "CREATE TEMP TABLE flexlock_pgbench_run AS
-				SELECT * FROM flexlock_statements WHERE flexlock_statements_tracking();"
+			# the statements as tracked before anything of ours runs (in a
+			# psql variable: make pgbench creates no table)
+			echo "SELECT coalesce(json_agg(s), '[]') AS flexlock_run
+				FROM flexlock_statements s WHERE flexlock_statements_tracking() \\gset"
 			# (its statements section: the script's statements follow, by text)
 			echo "SELECT * FROM flexlock_report($txns) WHERE section <> 'statements';"
 			script_statements_sql "$script"
-		} | "$INST/bin/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off "${conn[@]}" -d postgres
+		} | "$INST/bin/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off "${conn[@]}" -d postgres \
+			2>"$SRV/statements.log" ||
+			die "the lock profile failed: $(grep -m1 ERROR "$SRV/statements.log" || true) (log: $(rel "$SRV/statements.log"))"
 		say "the same in SQL: SELECT * FROM flexlock_report($txns);  pgbench's output: $(rel "$out")"
 	elif [ "${st[build]}" = vanilla ]; then
 		say "no lock profile: the vanilla build has no lock statistics (BUILD=patched has)"
