@@ -66,11 +66,13 @@ for cfg in flexlock flexlock_none pgss; do
 	saved=("${CG_SETTINGS[@]}")
 	# shellcheck disable=SC2206
 	CG_SETTINGS+=(${stmt_cfg[$cfg]})
-	base=$(count patched empty)
+	base=$(cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+		"$WORK/empty.sql" "$WORK/patched-$cfg-empty.callgrind")
 	for w in select tpcb; do
 		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
 		say "patched + $cfg: $w, $n transactions under callgrind"
-		total=$(count patched "$w")
+		total=$(cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+			"$WORK/$w.sql" "$WORK/patched-$cfg-$w.callgrind")
 		per_txn[$cfg,$w]=$(( (total - base) / n ))
 	done
 	CG_SETTINGS=("${saved[@]}")
