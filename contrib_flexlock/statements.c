@@ -494,11 +494,15 @@ stmt_charge(void)
 	stmt_calls = 0;
 }
 
-/* Is this backend tracking? */
+/*
+ * Is this backend tracking?  Decided when a message starts
+ * (flexlock.track), so that the nesting level is counted for all of a
+ * message or for none of it.
+ */
 static inline bool
 stmt_tracking(void)
 {
-	return stmt_backend && !stmt_paused && stmt_track != TRACK_NONE;
+	return stmt_backend && !stmt_paused;
 }
 
 static void stmt_before_exit(int code, Datum arg);
@@ -562,6 +566,7 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 	}
 	if (stmt_track == TRACK_NONE)
 	{
+		/* (at the edge of idle time, so that no statement is cut short) */
 		stmt_paused = true;
 		return;
 	}
@@ -649,7 +654,15 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *result;
 
-	if (stmt_tracking() && stmt_nesting == 0)
+	if (!stmt_tracking())
+	{
+		if (prev_planner_hook)
+			return prev_planner_hook(parse, query_string, cursorOptions,
+									 boundParams);
+		return standard_planner(parse, query_string, cursorOptions,
+								boundParams);
+	}
+	if (stmt_nesting == 0)
 		stmt_identify(parse->queryId);
 
 	stmt_nesting++;
@@ -685,6 +698,14 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 static void
 stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 {
+	if (!stmt_tracking())
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+		return;
+	}
 	stmt_nesting++;
 	PG_TRY();
 	{
@@ -703,6 +724,14 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 static void
 stmt_ExecutorFinish(QueryDesc *queryDesc)
 {
+	if (!stmt_tracking())
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+		return;
+	}
 	stmt_nesting++;
 	PG_TRY();
 	{
@@ -750,8 +779,19 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					ParamListInfo params, QueryEnvironment *queryEnv,
 					DestReceiver *dest, QueryCompletion *qc)
 {
-	bool		top = stmt_tracking() && stmt_nesting == 0;
+	bool		top;
 
+	if (!stmt_tracking())
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		return;
+	}
+	top = (stmt_nesting == 0);
 	if (top)
 	{
 		stmt_identify(pstmt->queryId);
