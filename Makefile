@@ -17,7 +17,7 @@
 #   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
 #   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
-#   LAYERING_FUNCS="..." LAYERING_HELPERS="..."  `make layering`: the functions compared (default: LWLock's)
+#   LAYERING_FUNCS="..." LAYERING_HELPERS="..." LAYERING_TITLE="..."  `make layering`: the functions compared (default: LWLock's), the result's title
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
@@ -30,7 +30,7 @@ SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER LAYERING_FUNCS LAYERING_HELPERS BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE
+	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER LAYERING_FUNCS LAYERING_HELPERS LAYERING_TITLE BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean \

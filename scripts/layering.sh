@@ -652,7 +652,7 @@ analyse calls "$RESULTS/callgrind.tsv" "$RESULTS/callees.tsv" "$RESULTS/flush.ts
 # --- the report -----------------------------------------------------------------
 
 {
-	echo "# Splitting lwlock.c: the uncontended LWLock paths before and after"
+	echo "# ${LAYERING_TITLE:-Splitting lwlock.c: the uncontended LWLock paths before and after}"
 	echo
 	echo "Measured $(date -u +%Y-%m-%d) with \`make layering\` (scripts/layering.sh)."
 	echo
