@@ -266,6 +266,8 @@ sub totals_differ
 				 CASE WHEN abs(s.wait_ms - h.wait_ms) > 0.002 THEN format('wait_ms %s/%s', s.wait_ms, h.wait_ms) END)
 		  FROM b, h, s});
 }
+# (SELECT 1 has the query id of SELECT $id above: its entry exists, so
+# writing its rows takes the lock once, in shared mode)
 usleep(1_100_000);
 $_->query_safe('SELECT 1') for @c;
 for my $i (0 .. 2)
