@@ -17,7 +17,9 @@
 #   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
 #   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
-#   RESULTS=dir LAYERING_EXTRA_FUNCS="f g"  `make layering`: where RESULT.md goes, more functions to compare
+#   RESULTS=dir          `make layering`: where RESULT.md goes
+#   LAYERING_FUNCS="..." LAYERING_HELPERS="..." LAYERING_TITLE="..."  `make layering`: the functions compared (default: LWLock's), the result's title
+#   LAYERING_EXTRA_FUNCS="f g"  `make layering`: more functions to compare beside LWLock's
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
 #   MACHINE_PROFILE_OUT=dir  `make machine-profile`: where it goes (default: bench-scripts/results/DATE-machine-HOST)
@@ -34,7 +36,8 @@ S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE \
-	RESULTS LAYERING_EXTRA_FUNCS MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
+	RESULTS LAYERING_EXTRA_FUNCS LAYERING_FUNCS LAYERING_HELPERS LAYERING_TITLE \
+	MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
 
 .PHONY: help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \

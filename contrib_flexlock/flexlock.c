@@ -61,9 +61,11 @@
 #include "utils/relfilenumbermap.h"
 #include "utils/timestamp.h"
 
+#include "flexlock.h"
+
 PG_MODULE_MAGIC_EXT(
 					.name = "flexlock",
-					.version = "1.0"
+					.version = "1.3"
 );
 
 /* Shared state: the reset baseline, one LockStatsData per slot */
@@ -125,6 +127,15 @@ static const FlexlockVariant flexlock_variant_list[] = {
 	"no LWLock tranche is read-biased (a list of tranches, or all: while a lock is biased, shared acquisitions announce themselves in per-process slots and leave the lock alone; a writer revokes the bias and waits for them)"},
 	{NULL, NULL, NULL, NULL}
 };
+
+void
+_PG_init(void)
+{
+	flexlock_lwbench_init();
+	flexlock_statements_init();
+	flexlock_explain_init();
+	MarkGUCPrefixReserved("flexlock");
+}
 
 PG_FUNCTION_INFO_V1(flexlock_lwlocks);
 PG_FUNCTION_INFO_V1(flexlock_lwlocks_1_1);
@@ -777,6 +788,8 @@ flexlock_reset(PG_FUNCTION_ARGS)
 	LockStatsResetMaxima();
 	flexlock_shared->reset_time = GetCurrentTimestamp();
 	LWLockRelease(&flexlock_shared->lock);
+	/* and every statement of flexlock_statements */
+	flexlock_statements_reset();
 
 	PG_RETURN_TIMESTAMPTZ(flexlock_shared->reset_time);
 }

@@ -68,6 +68,8 @@
 #include "utils/injection_point.h"
 #include "utils/wait_event.h"
 
+#include "flexlock.h"
+
 #define LWBENCH_MAX_WORKERS		1024
 #define LWBENCH_ROUND_US		20000
 
@@ -136,7 +138,7 @@ PGDLLEXPORT void flexlock_lwbench_main(Datum main_arg);
 static bool test_lock_read_biased = false;
 
 void
-_PG_init(void)
+flexlock_lwbench_init(void)
 {
 	DefineCustomBoolVariable("flexlock.test_lock_read_biased",
 							 "Makes the test lock of flexlock_test_lwlock() read-biased.",

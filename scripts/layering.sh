@@ -47,14 +47,15 @@ RUN=$WORK/run
 PREPARE_SUBJECT="Prepare lwlock.c to be split into a lower layer and the LWLock"
 MOVE_SUBJECT="Move the lower layer of lightweight locks into flexlock.c"
 
-# The entry points whose code must not change, and the helpers they call.
-# LAYERING_EXTRA_FUNCS adds functions to compare as entry points (e.g. the
+# The entry points whose code must not change, and the helpers they call
+# (LAYERING_FUNCS and LAYERING_HELPERS name others, e.g. the executor's;
+# LAYERING_EXTRA_FUNCS adds functions to the default entry points, e.g. the
 # heavyweight lock and WAL functions a change touches too).
-CODE_FUNCS="LWLockAcquire LWLockConditionalAcquire LWLockAcquireOrWait LWLockRelease
+CODE_FUNCS=${LAYERING_FUNCS:-"LWLockAcquire LWLockConditionalAcquire LWLockAcquireOrWait LWLockRelease
 	LWLockReleaseClearVar LWLockWaitForVar LWLockUpdateVar LWLockDisown
-	LWLockReleaseDisowned LWLockHeldByMe LWLockHeldByMeInMode ${LAYERING_EXTRA_FUNCS:-}"
-HELPER_FUNCS="LWLockAttemptLock LWLockWaitListLock LWLockQueueSelf LWLockDequeueSelf LWLockWakeup
-	LWLockWaitListUnlock LWLockWakeList LWLockSleep"
+	LWLockReleaseDisowned LWLockHeldByMe LWLockHeldByMeInMode ${LAYERING_EXTRA_FUNCS:-}"}
+HELPER_FUNCS=${LAYERING_HELPERS:-"LWLockAttemptLock LWLockWaitListLock LWLockQueueSelf LWLockDequeueSelf LWLockWakeup
+	LWLockWaitListUnlock LWLockWakeList LWLockSleep"}
 
 # Configure exactly as the patched build does: take the flags from build.sh
 # itself, so that the two cannot drift apart.
@@ -654,7 +655,7 @@ analyse calls "$RESULTS/callgrind.tsv" "$RESULTS/callees.tsv" "$RESULTS/flush.ts
 # --- the report -----------------------------------------------------------------
 
 {
-	echo "# Splitting lwlock.c: the uncontended LWLock paths before and after"
+	echo "# ${LAYERING_TITLE:-Splitting lwlock.c: the uncontended LWLock paths before and after}"
 	echo
 	echo "Measured $(date -u +%Y-%m-%d) with \`make layering\` (scripts/layering.sh)."
 	echo

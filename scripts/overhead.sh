@@ -53,6 +53,32 @@ for b in vanilla patched; do
 	done
 done
 
+# Per-statement statistics on the patched build, each in its own runs (the
+# preloaded library changes start-up too, so each has its own run of none):
+# flexlock preloaded with flexlock.track = top (flexlock_statements) and
+# = none, and pg_stat_statements preloaded (track = top), measured the same
+# way for comparison.
+declare -A stmt_cfg=(
+	[flexlock]="-c shared_preload_libraries=flexlock"
+	[flexlock_none]="-c shared_preload_libraries=flexlock -c flexlock.track=none"
+	[pgss]="-c shared_preload_libraries=pg_stat_statements"
+)
+for cfg in flexlock flexlock_none pgss; do
+	saved=("${CG_SETTINGS[@]}")
+	# shellcheck disable=SC2206
+	CG_SETTINGS+=(${stmt_cfg[$cfg]})
+	base=$(cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+		"$WORK/empty.sql" "$WORK/patched-$cfg-empty.callgrind")
+	for w in select tpcb; do
+		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
+		say "patched + $cfg: $w, $n transactions under callgrind"
+		total=$(cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+			"$WORK/$w.sql" "$WORK/patched-$cfg-$w.callgrind")
+		per_txn[$cfg,$w]=$(( (total - base) / n ))
+	done
+	CG_SETTINGS=("${saved[@]}")
+done
+
 # The cost of counting a contended spinlock acquisition, paid while the
 # spinlock is held: instructions inside LockStatsCountSpin() per call
 # (callgrind --toggle-collect), for a call site the process has attributed
@@ -131,6 +157,20 @@ mkdir -p "$(dirname "$OUT")"
 		v=${per_txn[vanilla,$w]} p=${per_txn[patched,$w]}
 		printf '| %s | %d | %d | %d | %+d (%+.2f%%) |\n' "$w" "$n" "$v" "$p" $((p - v)) \
 			"$(awk -v v="$v" -v p="$p" 'BEGIN { print (p - v) * 100 / v }')"
+	done
+	echo
+	echo "Per-statement statistics, on the patched build: flexlock preloaded (\`shared_preload_libraries = 'flexlock'\`)"
+	echo "with \`flexlock.track = top\` (flexlock_statements) and \`none\`, and pg_stat_statements preloaded"
+	echo "(\`pg_stat_statements.track = top\`), each against the patched build without them:"
+	echo
+	echo "| workload | patched | + flexlock statements | + flexlock, track = none | + pg_stat_statements |"
+	echo "|---|---:|---:|---:|---:|"
+	for w in select tpcb; do
+		p=${per_txn[patched,$w]}
+		printf '| %s | %d | %+d (%+.2f%%) | %+d (%+.2f%%) | %+d (%+.2f%%) |\n' "$w" "$p" \
+			$((per_txn[flexlock,$w] - p)) "$(awk -v a="${per_txn[flexlock,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')" \
+			$((per_txn[flexlock_none,$w] - p)) "$(awk -v a="${per_txn[flexlock_none,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')" \
+			$((per_txn[pgss,$w] - p)) "$(awk -v a="${per_txn[pgss,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')"
 	done
 	echo
 	echo

@@ -187,6 +187,8 @@ write_conf() {
 		if [ "$build" != vanilla ]; then
 			echo "# one LWLock hold in 100 timed, for the hold times of make pgbench"
 			echo "lock_stats_hold_sample = 100"
+			echo "# the lock events of each statement, for make pgbench's statements (flexlock_statements)"
+			echo "shared_preload_libraries = 'flexlock'"
 		fi
 		echo
 		echo "# VARIANT=$variant: variants/$variant.conf"
@@ -357,6 +359,84 @@ cmd_psql() {
 	exec "$INST/bin/psql" -v ON_ERROR_STOP=1 "${conn[@]}" -d postgres
 }
 
+# The statements of a pgbench script, one a line: comments and meta commands
+# (\set ...) left out, a statement's lines joined.
+split_script() {
+	perl -ne '
+		s/--.*$//;
+		next if /^\s*\\/;
+		$cur .= " $_";
+		if (/;\s*$/) { push @s, $cur; $cur = "" }
+		END {
+			push @s, $cur if defined $cur && $cur =~ /\S/;
+			for (@s) { s/\s+/ /g; s/^ //; s/ ?;? ?$//; print "$_\n" if length }
+		}' "$1"
+}
+
+# After the report: the script's statements with their share of the run's
+# lock events and lock time (flexlock_statements as tracked when pgbench
+# ended), what else ran, and what ran outside statements.  A statement's
+# query id is what flexlock_query_id() gives for it with its variables
+# replaced as pgbench replaces them: by literal values, or by $n with
+# -M extended or prepared (NULL if it cannot be analyzed on its own).
+script_statements_sql() {
+	local stmt idtext n=0 params=literal values=
+	case " ${given[PGBENCH_ARGS]:-} " in
+	*" -M extended "* | *" -M prepared "* | *" -Mextended "* | *" -Mprepared "* | *"--protocol=extended"* | *"--protocol=prepared"*)
+		params=dollar ;;
+	esac
+	# each statement's query id in a psql variable, NULL where it cannot be
+	# analyzed on its own (the error goes to the log)
+	echo "\\set ON_ERROR_STOP 0"
+	while IFS= read -r stmt; do
+		n=$((n + 1))
+		idtext=$(perl -e '
+			my ($s, $how) = @ARGV; my %num; my $k = 0;
+			$s =~ s/(?<!:):([A-Za-z_][A-Za-z0-9_]*)/$how eq "dollar" ? "\$" . ($num{$1} \/\/= ++$k) : "1"/ge;
+			print $s' "$stmt" "$params")
+		echo "\\set qid_$n NULL"
+		echo "SELECT flexlock_query_id(\$fl\$$idtext\$fl\$) AS qid_$n \\gset"
+		values+="${values:+, }($n, \$fl\$$stmt\$fl\$, :qid_$n::int8)"
+	done < <(split_script "$1")
+	echo "\\set ON_ERROR_STOP 1"
+	[ -n "$values" ] || return 0
+	echo "WITH script(n, statement, queryid) AS (VALUES $values),"
+	cat <<'EOSQL'
+run AS (
+  SELECT r.queryid, r.calls,
+         r.lwlock_acquisitions + r.hwlock_acquisitions
+           + r.commit_lwlock_acquisitions + r.commit_hwlock_acquisitions AS events,
+         r.lwlock_sleep_time_ms + r.hwlock_wait_time_ms + r.lwlock_hold_time_ms
+           + r.commit_lwlock_sleep_time_ms + r.commit_hwlock_wait_time_ms
+           + r.commit_lwlock_hold_time_ms AS ms,
+         r.commit_lwlock_sleep_time_ms + r.commit_hwlock_wait_time_ms
+           + r.commit_lwlock_hold_time_ms AS commit_ms
+    FROM json_populate_recordset(NULL::flexlock_statements, :'flexlock_run') r),
+rows(o, statement, calls, events, ms, commit_ms) AS (
+  SELECT s.n, s.statement, sum(r.calls), sum(r.events), sum(r.ms), sum(r.commit_ms)
+    FROM script s LEFT JOIN run r USING (queryid) GROUP BY s.n, s.statement
+  UNION ALL
+  SELECT 1000, '(other statements)', sum(r.calls), sum(r.events), sum(r.ms), sum(r.commit_ms)
+    FROM run r
+   WHERE r.queryid <> 0 AND r.queryid NOT IN (SELECT queryid FROM script WHERE queryid IS NOT NULL)
+     -- (but make pgbench's flexlock_reset(), the rest of which came after the reset)
+     AND r.queryid <> flexlock_query_id('SELECT flexlock_reset()')
+  HAVING count(*) > 0
+  UNION ALL
+  SELECT 1001, '(outside statements)', NULL, sum(r.events), sum(r.ms), NULL
+    FROM run r WHERE r.queryid = 0 HAVING count(*) > 0),
+tot AS (SELECT sum(events) AS all_events, sum(ms) AS all_ms FROM rows)
+SELECT left(statement, 60) AS statement, calls, events AS lock_events,
+       round(100 * events / nullif(all_events, 0), 1) AS events_pct,
+       round(ms::numeric, 1) AS lock_ms,
+       round((100 * ms / nullif(all_ms, 0))::numeric, 1) AS time_pct,
+       round((100 * commit_ms / nullif(ms, 0))::numeric, 1) AS in_commit_pct
+  FROM rows, tot
+ WHERE EXISTS (SELECT 1 FROM run)
+ ORDER BY o;
+EOSQL
+}
+
 cmd_pgbench() {
 	need_running
 	has SCRIPT && [ -n "${given[SCRIPT]}" ] ||
@@ -403,8 +483,17 @@ cmd_pgbench() {
 	printf 'tps = %.0f (without initial connection time), latency average = %s ms, %s transactions, %s failed\n' \
 		"$tps" "${lat:--}" "$txns" "${failed:-0}"
 	if [ "$has_ext" = 1 ] && [ "$txns" -gt 0 ]; then
-		"$INST/bin/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off "${conn[@]}" -d postgres \
-			-c "SELECT * FROM flexlock_report($txns)"
+		{
+			# the statements as tracked before anything of ours runs (in a
+			# psql variable: make pgbench creates no table)
+			echo "SELECT coalesce(json_agg(s), '[]') AS flexlock_run
+				FROM flexlock_statements s WHERE flexlock_statements_tracking() \\gset"
+			# (its statements section: the script's statements follow, by text)
+			echo "SELECT * FROM flexlock_report($txns) WHERE section <> 'statements';"
+			script_statements_sql "$script"
+		} | "$INST/bin/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off "${conn[@]}" -d postgres \
+			2>"$SRV/statements.log" ||
+			die "the lock profile failed: $(grep -m1 ERROR "$SRV/statements.log" || true) (log: $(rel "$SRV/statements.log"))"
 		say "the same in SQL: SELECT * FROM flexlock_report($txns);  pgbench's output: $(rel "$out")"
 	elif [ "${st[build]}" = vanilla ]; then
 		say "no lock profile: the vanilla build has no lock statistics (BUILD=patched has)"

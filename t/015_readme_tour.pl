@@ -103,6 +103,8 @@ sub mask
 	my ($line) = @_;
 	$line =~ s{[^\s,;()]*/[^\s,;()]*}{P}g;
 	$line =~ s{(-U |PGUSER=)\S+}{${1}USER}g;
+	# (a date and time is neither: a run at 16:33:00 shows what 16:32:09 did)
+	$line =~ s{\d{4}-\d\d-\d\d \d\d:\d\d:\d\d}{TIME}g;
 	$line =~ s{\d+(?:\.\d+)?}{$& == 0 ? '0' : 'N'}ge;
 	$line =~ s/\s+/ /g;
 	$line =~ s/^ | $//g;
@@ -147,7 +149,8 @@ sub parse
 # 1000: smaller counts come from background work that may not happen);
 # where the README shows none in a row with a figure above 0, the run must
 # show none.
-my %counts = map { $_ => 1 } qw(events acquire_shared acquire_exclusive waits fastpath shared_table local);
+my %counts = map { $_ => 1 } qw(events acquire_shared acquire_exclusive waits fastpath shared_table local
+  calls lock_events);
 my %table_rule = (
 	# flexlock_report: the same sections, each fixed item (run, variant,
 	# the totals), and the LWLocks every transaction held once or more:
@@ -177,7 +180,13 @@ my %table_rule = (
 		must => sub { grep { /^\d+$/ && $_ >= 1000 } @{ $_[0] }[ 2 .. 4 ] },
 	},
 	# flexlock_variants: every row as shown
-	'guc,current_setting,stock_setting' => { exact => 1 },);
+	'guc,current_setting,stock_setting' => { exact => 1 },
+	# make pgbench's statements: the script's, with figures (not the rows
+	# in parentheses, other statements and outside statements)
+	'statement,calls,lock_events,events_pct,lock_ms,time_pct,in_commit_pct' => {
+		key => [0],
+		must => sub { $_[0][0] !~ /^\(/ },
+	},);
 
 sub compare_table
 {

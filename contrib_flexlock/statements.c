@@ -1,0 +1,1211 @@
+/*-------------------------------------------------------------------------
+ *
+ * statements.c
+ *		Lock events per statement: flexlock_statements.
+ *
+ * Every lock event of a client backend is counted in its slot of the lock
+ * statistics (storage/lockstats.h), exactly and by the backend alone.  This
+ * module cuts that stream at statement boundaries and adds each piece to the
+ * statement it belongs to: one entry per (userid, dbid, queryid, toplevel),
+ * as pg_stat_statements keys its entries, with the query id of core's
+ * compute_query_id.  It keeps no query text: join with pg_stat_statements.
+ *
+ * Attribution.  A backend keeps a LockUsageMark of its counters (local
+ * memory); at each boundary it hands the events since the mark to the
+ * current *target* and moves the mark (LockUsageAdvance()), so that every
+ * event lands in exactly one place.  The targets:
+ *
+ *	OUTSIDE		what runs outside any statement: connection start, and
+ *				what the backend does while idle (interrupts, a
+ *				configuration reload); kept under query id 0.
+ *	UNKNOWN		a client message is being processed and no statement has
+ *				been identified yet: raw parsing, parse analysis (relation
+ *				locks), a Bind that reuses a cached plan (its executor
+ *				locks).  No boundary is drawn: the events go to the first
+ *				statement identified, or to OUTSIDE if the backend goes idle
+ *				first (a syntax error, a Sync with nothing to commit).
+ *	STATEMENT	a top-level statement, identified by the first of
+ *				post_parse_analyze_hook, planner_hook, ExecutorStart or
+ *				ProcessUtility that sees it at nesting level 0; it keeps
+ *				its events until another statement is identified, its
+ *				transaction commits, or the backend goes idle, so the
+ *				clean-up after its execution is its own, and so is an error's.
+ *	COMMIT		the commit of an implicit transaction (autocommit, or the
+ *				implicit block of a multi-statement query string), from the
+ *				XACT_EVENT_PRE_COMMIT callback until the backend goes idle:
+ *				the columns commit_* of the transaction's last statement.  A
+ *				transaction ended by COMMIT (or END, PREPARE TRANSACTION...)
+ *				is that statement's own work, in its own columns.  Commits
+ *				inside a statement (VACUUM, procedures) are the statement's.
+ *
+ * The edges of idle periods come from core's client_message_hook (a patch
+ * of the series): CLIENT_MESSAGE_START makes the target UNKNOWN before
+ * anything of the message runs, which is what lets a relation lock taken in
+ * parse analysis, before the query id exists, count for its statement;
+ * CLIENT_MESSAGE_IDLE draws the boundary once the backend has answered.
+ *
+ * A boundary costs a LockUsageAdvance() (one sum per tranche and lock mode
+ * to find what moved) into local pending rows; shared memory is written
+ * when the backend goes idle (or has pending rows for too many statements),
+ * all pending statements under one acquisition of the hash table's LWLock.
+ * That acquisition is itself a lock event: it lands in the OUTSIDE row.
+ * Only top-level statements are tracked (flexlock.track = top): a nested
+ * statement's events are its caller's.  Parallel workers, autovacuum and
+ * other background processes are not client backends: their events are in
+ * flexlock_backends, not here.  A backend's events after its last boundary
+ * before it exits (the exit itself) are not attributed.
+ *
+ * Shared memory (shared_preload_libraries): a hash table of at most
+ * flexlock.max_statements entries under one LWLock, taken shared to update
+ * an existing entry and exclusive to add or remove entries; an entry's
+ * counters are changed under its spinlock, as pg_stat_statements does.  A
+ * full table evicts the least used 5% of its entries (their counts are
+ * lost, the evictions counted).  flexlock_reset() empties it.  An entry
+ * keeps its lock events by lock, like a LockUsage: STMT_ROWS entries for
+ * the statement and COMMIT_ROWS for its commit, the last of each collecting
+ * what does not fit.
+ *
+ * Copyright (c) 2026, flexlock authors
+ * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
+ *
+ * IDENTIFICATION
+ *	  contrib_flexlock/statements.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "executor/executor.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/queryjumble.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "storage/ipc.h"
+#include "storage/lock.h"
+#include "storage/lockstats.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "flexlock.h"
+
+/* Lock rows of an entry: the statement's, and its commit's */
+#define STMT_ROWS		24
+#define COMMIT_ROWS		12
+
+/* Evict this share of the entries when the table is full */
+#define EVICT_PERCENT	5
+
+/* Statements with pending rows before they are written anyway */
+#define PENDING_MAX		4
+
+typedef enum
+{
+	TRACK_NONE,
+	TRACK_TOP,
+} TrackLevel;
+
+static const struct config_enum_entry track_options[] = {
+	{"none", TRACK_NONE, false},
+	{"top", TRACK_TOP, false},
+	{NULL, 0, false}
+};
+
+/* GUCs */
+static int	stmt_max = 1000;
+static int	stmt_track = TRACK_TOP;
+
+typedef struct StmtKey
+{
+	Oid			userid;
+	Oid			dbid;
+	int64		queryid;
+	bool		toplevel;
+} StmtKey;
+
+typedef struct StmtEntry
+{
+	StmtKey		key;			/* hash key: must be first */
+	slock_t		mutex;			/* protects everything below */
+	int64		calls;
+	double		usage;
+	int			nrows;
+	int			ncommit;
+	LockUsageEntry rows[STMT_ROWS];
+	LockUsageEntry commit[COMMIT_ROWS];
+} StmtEntry;
+
+typedef struct StmtShared
+{
+	LWLock	   *lock;			/* protects the hash table's entries */
+	slock_t		mutex;			/* protects the counters below */
+	int64		evictions;
+	TimestampTz stats_reset;
+} StmtShared;
+
+static StmtShared *stmt_shared = NULL;
+static HTAB *stmt_hash = NULL;
+
+/* --- the backend's state ---------------------------------------------- */
+
+typedef enum
+{
+	TARGET_OUTSIDE,
+	TARGET_UNKNOWN,
+	TARGET_STATEMENT,
+	TARGET_COMMIT,
+} StmtTarget;
+
+/* Events attributed to one statement, not yet in shared memory */
+typedef struct StmtPending
+{
+	StmtKey		key;
+	int64		calls;
+	int			nrows;
+	int			ncommit;
+	LockUsageEntry rows[STMT_ROWS];
+	LockUsageEntry commit[COMMIT_ROWS];
+} StmtPending;
+
+static LockUsageMark *stmt_mark = NULL; /* NULL until the backend tracks */
+static bool stmt_backend = false;	/* a client backend, tracking */
+static bool stmt_paused = false;	/* flexlock.track was none */
+static StmtTarget stmt_target = TARGET_OUTSIDE;
+static StmtKey stmt_key;		/* of TARGET_STATEMENT and TARGET_COMMIT */
+static int64 stmt_calls = 0;	/* calls of stmt_key not yet charged */
+static int	stmt_nesting = 0;	/* executor, planner and utility depth */
+
+/* The last top-level statement of the current transaction */
+static bool last_valid = false;
+static bool last_ends_xact = false; /* a transaction statement (COMMIT...) */
+static StmtKey last_key;
+
+static StmtPending stmt_pending[PENDING_MAX];
+static int	stmt_npending = 0;
+static StmtPending *charge_to = NULL;	/* where the sink adds */
+static bool charge_commit = false;
+
+/* hooks chained */
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+static client_message_hook_type prev_client_message_hook = NULL;
+
+PG_FUNCTION_INFO_V1(flexlock_statements_1_3);
+PG_FUNCTION_INFO_V1(flexlock_statement_locks_1_3);
+PG_FUNCTION_INFO_V1(flexlock_statements_info_1_3);
+PG_FUNCTION_INFO_V1(flexlock_statements_tracking_1_3);
+PG_FUNCTION_INFO_V1(flexlock_query_id_1_3);
+
+/* --- lock rows ------------------------------------------------------------ */
+
+/*
+ * Add one entry to rows (n used of max), as LockUsageAddEntry() does: to the
+ * row of the same lock, a new row, or the last row, which then collects
+ * every lock that does not fit (kind LOCKUSAGE_OTHER).
+ */
+static void
+rows_add(LockUsageEntry *rows, int *n, int max, const LockUsageEntry *add)
+{
+	LockUsageEntry *e = NULL;
+	int			i;
+
+	for (i = 0; i < *n; i++)
+	{
+		e = &rows[i];
+		if (e->kind == add->kind && e->id == add->id && e->mode == add->mode)
+			break;
+	}
+	if (i == *n)
+	{
+		if (*n < max)
+		{
+			e = &rows[(*n)++];
+			memset(e, 0, sizeof(LockUsageEntry));
+			e->kind = add->kind;
+			e->id = add->id;
+			e->mode = add->mode;
+		}
+		else
+		{
+			e = &rows[max - 1];
+			if (e->kind != LOCKUSAGE_OTHER)
+			{
+				e->kind = LOCKUSAGE_OTHER;
+				e->id = 0;
+				e->mode = 0;
+			}
+		}
+	}
+	e->acquired += add->acquired;
+	e->fastpath += add->fastpath;
+	e->shared_table += add->shared_table;
+	e->sleeps += add->sleeps;
+	e->sleep_ns += add->sleep_ns;
+	e->hold_ns += add->hold_ns;
+}
+
+/* LockUsageSink: the events of one lock go to charge_to */
+static void
+pending_sink(void *arg, const LockUsageEntry *e)
+{
+	if (charge_commit)
+		rows_add(charge_to->commit, &charge_to->ncommit, COMMIT_ROWS, e);
+	else
+		rows_add(charge_to->rows, &charge_to->nrows, STMT_ROWS, e);
+}
+
+/* --- shared memory ---------------------------------------------------------- */
+
+static Size
+stmt_memsize(void)
+{
+	return add_size(MAXALIGN(sizeof(StmtShared)),
+					hash_estimate_size(stmt_max, sizeof(StmtEntry)));
+}
+
+static void
+stmt_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(stmt_memsize());
+	RequestNamedLWLockTranche("flexlock_statements", 1);
+}
+
+static void
+stmt_shmem_startup(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	stmt_shared = ShmemInitStruct("flexlock_statements", sizeof(StmtShared), &found);
+	if (!found)
+	{
+		stmt_shared->lock = &(GetNamedLWLockTranche("flexlock_statements"))->lock;
+		SpinLockInit(&stmt_shared->mutex);
+		stmt_shared->evictions = 0;
+		stmt_shared->stats_reset = GetCurrentTimestamp();
+	}
+	info.keysize = sizeof(StmtKey);
+	info.entrysize = sizeof(StmtEntry);
+	stmt_hash = ShmemInitHash("flexlock_statements hash", stmt_max, stmt_max,
+							  &info, HASH_ELEM | HASH_BLOBS);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	double		l = (*(StmtEntry *const *) a)->usage;
+	double		r = (*(StmtEntry *const *) b)->usage;
+
+	return l < r ? -1 : l > r ? 1 : 0;
+}
+
+/*
+ * Evict the least used entries, as pg_stat_statements' entry_dealloc() does.
+ * Caller holds the lock exclusively.
+ */
+static void
+entry_evict(void)
+{
+	HASH_SEQ_STATUS hs;
+	StmtEntry **entries;
+	StmtEntry  *e;
+	int			n = 0;
+	int			nvictims;
+
+	entries = palloc(hash_get_num_entries(stmt_hash) * sizeof(StmtEntry *));
+	hash_seq_init(&hs, stmt_hash);
+	while ((e = hash_seq_search(&hs)) != NULL)
+	{
+		entries[n++] = e;
+		e->usage *= 0.99;		/* older uses count less */
+	}
+	qsort(entries, n, sizeof(StmtEntry *), entry_cmp);
+	nvictims = Min(n, Max(10, n * EVICT_PERCENT / 100));
+	for (int i = 0; i < nvictims; i++)
+		hash_search(stmt_hash, &entries[i]->key, HASH_REMOVE, NULL);
+	pfree(entries);
+
+	SpinLockAcquire(&stmt_shared->mutex);
+	stmt_shared->evictions += 1;
+	SpinLockRelease(&stmt_shared->mutex);
+}
+
+/* Add one pending statement to its entry; caller holds the lock */
+static void
+entry_add(StmtEntry *e, const StmtPending *p)
+{
+	SpinLockAcquire(&e->mutex);
+	e->calls += p->calls;
+	e->usage += 1.0;
+	for (int i = 0; i < p->nrows; i++)
+		rows_add(e->rows, &e->nrows, STMT_ROWS, &p->rows[i]);
+	for (int i = 0; i < p->ncommit; i++)
+		rows_add(e->commit, &e->ncommit, COMMIT_ROWS, &p->commit[i]);
+	SpinLockRelease(&e->mutex);
+}
+
+/*
+ * Write every pending statement to shared memory, under one acquisition of
+ * the lock (shared if every entry exists).
+ */
+static void
+pending_store(void)
+{
+	bool		missing = false;
+
+	if (stmt_npending == 0)
+		return;
+	LWLockAcquire(stmt_shared->lock, LW_SHARED);
+	for (int i = 0; i < stmt_npending; i++)
+	{
+		StmtPending *p = &stmt_pending[i];
+		StmtEntry  *e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
+
+		if (e == NULL)
+		{
+			missing = true;
+			continue;
+		}
+		entry_add(e, p);
+		p->calls = -1;			/* done */
+	}
+	if (missing)
+	{
+		LWLockRelease(stmt_shared->lock);
+		LWLockAcquire(stmt_shared->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < stmt_npending; i++)
+		{
+			StmtPending *p = &stmt_pending[i];
+			StmtEntry  *e;
+			bool		found;
+
+			if (p->calls < 0)
+				continue;
+			e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
+			if (e == NULL)
+			{
+				while (hash_get_num_entries(stmt_hash) >= stmt_max)
+					entry_evict();
+				e = hash_search(stmt_hash, &p->key, HASH_ENTER, &found);
+				if (!found)
+				{
+					SpinLockInit(&e->mutex);
+					e->calls = 0;
+					e->usage = 0;
+					e->nrows = 0;
+					e->ncommit = 0;
+				}
+			}
+			entry_add(e, p);
+		}
+	}
+	LWLockRelease(stmt_shared->lock);
+	stmt_npending = 0;
+}
+
+/* --- attribution ------------------------------------------------------------ */
+
+static inline bool
+key_equal(const StmtKey *a, const StmtKey *b)
+{
+	return a->queryid == b->queryid && a->userid == b->userid &&
+		a->dbid == b->dbid && a->toplevel == b->toplevel;
+}
+
+static void
+make_key(StmtKey *key, int64 queryid)
+{
+	memset(key, 0, sizeof(StmtKey));	/* the hash reads the padding */
+	key->userid = GetUserId();
+	key->dbid = MyDatabaseId;
+	key->queryid = queryid;
+	key->toplevel = true;
+}
+
+/* The pending rows of key, made if needed */
+static StmtPending *
+pending_of(const StmtKey *key)
+{
+	StmtPending *p;
+
+	for (int i = 0; i < stmt_npending; i++)
+	{
+		if (key_equal(&stmt_pending[i].key, key))
+			return &stmt_pending[i];
+	}
+	if (stmt_npending == PENDING_MAX)
+		pending_store();
+	p = &stmt_pending[stmt_npending++];
+	p->key = *key;
+	p->calls = 0;
+	p->nrows = 0;
+	p->ncommit = 0;
+	return p;
+}
+
+/*
+ * Draw a boundary: the events since the mark, and the calls counted, go to
+ * the current target.  An UNKNOWN target keeps them for whatever it turns
+ * out to be.
+ */
+static void
+stmt_charge(void)
+{
+	StmtKey		key;
+
+	if (stmt_target == TARGET_UNKNOWN)
+		return;
+	if (stmt_target == TARGET_OUTSIDE)
+		make_key(&key, INT64CONST(0));
+	else
+		key = stmt_key;
+	charge_to = pending_of(&key);
+	charge_commit = (stmt_target == TARGET_COMMIT);
+	LockUsageAdvance(stmt_mark, pending_sink, NULL);
+	charge_to->calls += stmt_calls;
+	stmt_calls = 0;
+}
+
+/*
+ * Is this backend tracking?  Decided when a message starts
+ * (flexlock.track), so that the nesting level is counted for all of a
+ * message or for none of it.
+ */
+static inline bool
+stmt_tracking(void)
+{
+	return stmt_backend && !stmt_paused;
+}
+
+static void stmt_before_exit(int code, Datum arg);
+
+/*
+ * A client backend starts tracking at its first message: from where its
+ * counters stood when it took its slot, so that its connection start counts
+ * (for OUTSIDE), as flexlock_backends counts it.
+ */
+static void
+stmt_start_backend(void)
+{
+	stmt_mark = MemoryContextAlloc(TopMemoryContext, sizeof(LockUsageMark));
+	LockUsageMarkFrom(stmt_mark, &LockStatsShmem->slots[MyProcNumber].start);
+	stmt_target = TARGET_OUTSIDE;
+	stmt_backend = true;
+	before_shmem_exit(stmt_before_exit, (Datum) 0);
+}
+
+/* A top-level statement is identified */
+static void
+stmt_identify(int64 queryid)
+{
+	StmtKey		key;
+
+	make_key(&key, queryid);
+	if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+		return;
+	stmt_charge();
+	stmt_target = TARGET_STATEMENT;
+	stmt_key = key;
+	last_key = key;
+	last_valid = true;
+	last_ends_xact = false;
+}
+
+static void
+stmt_before_exit(int code, Datum arg)
+{
+	if (!stmt_backend || stmt_shared == NULL)
+		return;
+	if (stmt_target == TARGET_UNKNOWN)
+		stmt_target = TARGET_OUTSIDE;
+	stmt_charge();
+	pending_store();
+	stmt_backend = false;
+}
+
+static void
+stmt_client_message(ClientMessageEdge edge, int firstchar)
+{
+	if (prev_client_message_hook)
+		prev_client_message_hook(edge, firstchar);
+
+	if (unlikely(!stmt_backend))
+	{
+		if (stmt_shared == NULL ||
+			(MyBackendType != B_BACKEND && MyBackendType != B_STANDALONE_BACKEND))
+			return;
+		stmt_start_backend();
+	}
+	if (stmt_track == TRACK_NONE)
+	{
+		/* (at the edge of idle time, so that no statement is cut short) */
+		stmt_paused = true;
+		return;
+	}
+	if (unlikely(stmt_paused))
+	{
+		/* tracking was off: what ran meanwhile is nobody's */
+		LockUsageMarkSet(stmt_mark);
+		stmt_target = TARGET_OUTSIDE;
+		stmt_calls = 0;
+		last_valid = false;
+		stmt_paused = false;
+	}
+
+	if (edge == CLIENT_MESSAGE_START)
+	{
+		if (stmt_target != TARGET_UNKNOWN)
+		{
+			stmt_charge();
+			stmt_target = TARGET_UNKNOWN;
+		}
+	}
+	else
+	{
+		if (stmt_target == TARGET_UNKNOWN)
+			stmt_target = TARGET_OUTSIDE;
+		stmt_charge();
+		pending_store();
+		stmt_target = TARGET_OUTSIDE;
+	}
+}
+
+static void
+stmt_xact_callback(XactEvent event, void *arg)
+{
+	if (!stmt_tracking())
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (stmt_nesting > 0 || !last_valid)
+				break;
+			if (last_ends_xact)
+			{
+				/* COMMIT, END: the statement's own work */
+				if (stmt_target != TARGET_STATEMENT || !key_equal(&stmt_key, &last_key))
+				{
+					stmt_charge();
+					stmt_key = last_key;
+					stmt_target = TARGET_STATEMENT;
+				}
+			}
+			else
+			{
+				stmt_charge();
+				stmt_key = last_key;
+				stmt_target = TARGET_COMMIT;
+			}
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+			if (stmt_nesting == 0)
+				last_valid = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/* --- hooks around statements ------------------------------------------------ */
+
+static void
+stmt_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+
+	if (stmt_tracking() && stmt_nesting == 0)
+		stmt_identify(query->queryId);
+}
+
+static PlannedStmt *
+stmt_planner(Query *parse, const char *query_string, int cursorOptions,
+			 ParamListInfo boundParams)
+{
+	PlannedStmt *result;
+
+	if (!stmt_tracking())
+	{
+		if (prev_planner_hook)
+			return prev_planner_hook(parse, query_string, cursorOptions,
+									 boundParams);
+		return standard_planner(parse, query_string, cursorOptions,
+								boundParams);
+	}
+	if (stmt_nesting == 0)
+		stmt_identify(parse->queryId);
+
+	stmt_nesting++;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions,
+									   boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions,
+									  boundParams);
+	}
+	PG_FINALLY();
+	{
+		stmt_nesting--;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+static void
+stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (stmt_tracking() && stmt_nesting == 0)
+		stmt_identify(queryDesc->plannedstmt->queryId);
+
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
+{
+	if (!stmt_tracking())
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+		return;
+	}
+	stmt_nesting++;
+	PG_TRY();
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+	}
+	PG_FINALLY();
+	{
+		stmt_nesting--;
+	}
+	PG_END_TRY();
+}
+
+static void
+stmt_ExecutorFinish(QueryDesc *queryDesc)
+{
+	if (!stmt_tracking())
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+		return;
+	}
+	stmt_nesting++;
+	PG_TRY();
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		stmt_nesting--;
+	}
+	PG_END_TRY();
+}
+
+static void
+stmt_ExecutorEnd(QueryDesc *queryDesc)
+{
+	/*
+	 * A call of the statement.  A portal may end long after its statement:
+	 * a cursor closed by a later statement, or at commit (an unnamed portal
+	 * of the extended protocol, dropped in the Sync's commit): the call is
+	 * its statement's, the events are whoever's they are.
+	 */
+	if (stmt_tracking() && stmt_nesting == 0)
+	{
+		StmtKey		key;
+
+		make_key(&key, queryDesc->plannedstmt->queryId);
+		if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+			stmt_calls++;
+		else
+			pending_of(&key)->calls++;
+	}
+
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+static void
+stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	bool		top;
+
+	if (!stmt_tracking())
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		return;
+	}
+	top = (stmt_nesting == 0);
+	if (top)
+	{
+		stmt_identify(pstmt->queryId);
+		last_ends_xact = IsA(pstmt->utilityStmt, TransactionStmt);
+	}
+
+	stmt_nesting++;
+	PG_TRY();
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		stmt_nesting--;
+	}
+	PG_END_TRY();
+
+	if (top && stmt_target == TARGET_STATEMENT)
+		stmt_calls++;
+}
+
+/* --- set-up ----------------------------------------------------------------- */
+
+void
+flexlock_statements_init(void)
+{
+	DefineCustomEnumVariable("flexlock.track",
+							 "Selects which statements flexlock_statements tracks the lock events of.",
+							 "none: none; top: top-level statements (what they call "
+							 "counts as theirs).",
+							 &stmt_track,
+							 TRACK_TOP,
+							 track_options,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	/*
+	 * The statistics need shared memory and the hooks of every backend: the
+	 * rest only when preloaded (and a PGC_POSTMASTER setting can be made
+	 * only then).
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("flexlock.max_statements",
+							"Sets the maximum number of statements tracked by flexlock_statements.",
+							NULL,
+							&stmt_max,
+							1000,
+							100,
+							INT_MAX / 2,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	/*
+	 * Query ids as pg_stat_statements has them (compute_query_id = auto
+	 * computes them), unless the server starts with tracking off: then
+	 * nothing is computed for us, and tracking turned on later finds query
+	 * ids only if compute_query_id or another module asks for them.
+	 */
+	if (stmt_track != TRACK_NONE)
+		EnableQueryId();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = stmt_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = stmt_shmem_startup;
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = stmt_post_parse_analyze;
+	prev_planner_hook = planner_hook;
+	planner_hook = stmt_planner;
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = stmt_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = stmt_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = stmt_ExecutorFinish;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = stmt_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = stmt_ProcessUtility;
+	prev_client_message_hook = client_message_hook;
+	client_message_hook = stmt_client_message;
+	RegisterXactCallback(stmt_xact_callback, NULL);
+}
+
+/*
+ * flexlock_reset(): forget every statement.  A backend's pending events
+ * (those of its current statement, or of its last idle period) are written
+ * after, into the emptied table.
+ */
+void
+flexlock_statements_reset(void)
+{
+	HASH_SEQ_STATUS hs;
+	StmtEntry  *e;
+
+	if (stmt_shared == NULL)
+		return;
+	LWLockAcquire(stmt_shared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&hs, stmt_hash);
+	while ((e = hash_seq_search(&hs)) != NULL)
+		hash_search(stmt_hash, &e->key, HASH_REMOVE, NULL);
+	SpinLockAcquire(&stmt_shared->mutex);
+	stmt_shared->evictions = 0;
+	stmt_shared->stats_reset = GetCurrentTimestamp();
+	SpinLockRelease(&stmt_shared->mutex);
+	LWLockRelease(stmt_shared->lock);
+}
+
+/* --- reading ---------------------------------------------------------------- */
+
+static void
+check_loaded(void)
+{
+	if (stmt_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flexlock must be loaded via \"shared_preload_libraries\" to track statements")));
+}
+
+/* Copy the entries, so that rows are built without the lock */
+static StmtEntry *
+copy_entries(int *n)
+{
+	HASH_SEQ_STATUS hs;
+	StmtEntry  *e;
+	StmtEntry  *copy;
+	int			i = 0;
+
+	LWLockAcquire(stmt_shared->lock, LW_SHARED);
+	copy = palloc(Max(1, hash_get_num_entries(stmt_hash)) * sizeof(StmtEntry));
+	hash_seq_init(&hs, stmt_hash);
+	while ((e = hash_seq_search(&hs)) != NULL)
+	{
+		SpinLockAcquire(&e->mutex);
+		memcpy(&copy[i], e, sizeof(StmtEntry));
+		SpinLockRelease(&e->mutex);
+		i++;
+	}
+	LWLockRelease(stmt_shared->lock);
+	*n = i;
+	return copy;
+}
+
+/* userid, dbid, toplevel, queryid (NULL for others' statements, unless allowed) */
+static int
+key_columns(const StmtKey *key, bool all_visible, Datum *values, bool *nulls)
+{
+	values[0] = ObjectIdGetDatum(key->userid);
+	values[1] = ObjectIdGetDatum(key->dbid);
+	values[2] = BoolGetDatum(key->toplevel);
+	if (all_visible || key->userid == GetUserId())
+		values[3] = Int64GetDatum(key->queryid);
+	else
+		nulls[3] = true;
+	return 4;
+}
+
+/*
+ * Ten totals of lock rows: LWLock acquisitions, sleeps, sleep time, hold
+ * time; heavyweight lock acquisitions, through the fast path, in the shared
+ * table, waits, wait time; spinlock delays.  The rows that did not fit
+ * (LOCKUSAGE_OTHER) have all kinds mixed: their acquisitions and sleeps
+ * count as LWLock ones.
+ */
+static int
+total_columns(const LockUsageEntry *rows, int n, Datum *values)
+{
+	int64		lw_acq = 0,
+				lw_sleeps = 0,
+				hw_acq = 0,
+				hw_fast = 0,
+				hw_shared = 0,
+				hw_waits = 0,
+				spin = 0;
+	double		lw_sleep_ns = 0,
+				lw_hold_ns = 0,
+				hw_wait_ns = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		const LockUsageEntry *e = &rows[i];
+
+		switch (e->kind)
+		{
+			case LOCKUSAGE_HWLOCK:
+				hw_acq += e->acquired;
+				hw_fast += e->fastpath;
+				hw_shared += e->shared_table;
+				hw_waits += e->sleeps;
+				hw_wait_ns += e->sleep_ns;
+				break;
+			case LOCKUSAGE_SPINLOCK:
+				spin += e->sleeps;
+				break;
+			default:
+				lw_acq += e->acquired;
+				lw_sleeps += e->sleeps;
+				lw_sleep_ns += e->sleep_ns;
+				lw_hold_ns += e->hold_ns;
+				break;
+		}
+	}
+	values[0] = Int64GetDatum(lw_acq);
+	values[1] = Int64GetDatum(lw_sleeps);
+	values[2] = Float8GetDatum(lw_sleep_ns / 1e6);
+	values[3] = Float8GetDatum(lw_hold_ns / 1e6);
+	values[4] = Int64GetDatum(hw_acq);
+	values[5] = Int64GetDatum(hw_fast);
+	values[6] = Int64GetDatum(hw_shared);
+	values[7] = Int64GetDatum(hw_waits);
+	values[8] = Float8GetDatum(hw_wait_ns / 1e6);
+	values[9] = Int64GetDatum(spin);
+	return 10;
+}
+
+/*
+ * flexlock_statements(): one row per statement, with its calls and the
+ * totals of its lock events and of its commit's.
+ */
+Datum
+flexlock_statements_1_3(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		all_visible = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	StmtEntry  *entries;
+	int			n;
+
+	check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	entries = copy_entries(&n);
+	for (int i = 0; i < n; i++)
+	{
+		StmtEntry  *e = &entries[i];
+		Datum		values[25];
+		bool		nulls[25] = {0};
+		int			c;
+
+		c = key_columns(&e->key, all_visible, values, nulls);
+		values[c++] = Int64GetDatum(e->calls);
+		c += total_columns(e->rows, e->nrows, &values[c]);
+		c += total_columns(e->commit, e->ncommit, &values[c]);
+		Assert(c == lengthof(values));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_statement_locks(): one row per statement, part (the statement or
+ * its commit) and lock.
+ */
+Datum
+flexlock_statement_locks_1_3(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		all_visible = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	StmtEntry  *entries;
+	int			n;
+
+	check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	entries = copy_entries(&n);
+	for (int i = 0; i < n; i++)
+	{
+		StmtEntry  *e = &entries[i];
+
+		for (int part = 0; part < 2; part++)
+		{
+			LockUsageEntry *rows = part == 0 ? e->rows : e->commit;
+			int			nrows = part == 0 ? e->nrows : e->ncommit;
+
+			for (int r = 0; r < nrows; r++)
+			{
+				LockUsageEntry *u = &rows[r];
+				Datum		values[14];
+				bool		nulls[14] = {0};
+				int			c;
+
+				c = key_columns(&e->key, all_visible, values, nulls);
+				values[c++] = BoolGetDatum(part == 1);
+				values[c++] = CStringGetTextDatum(flexlock_usage_kind_name(u));
+				values[c++] = CStringGetTextDatum(flexlock_usage_lock_name(u));
+				values[c++] = CStringGetTextDatum(flexlock_usage_mode_name(u));
+				values[c++] = Int64GetDatum(u->acquired);
+				values[c++] = Int64GetDatum(u->fastpath);
+				values[c++] = Int64GetDatum(u->shared_table);
+				values[c++] = Int64GetDatum(u->sleeps);
+				values[c++] = Float8GetDatum(u->sleep_ns / 1e6);
+				values[c++] = Float8GetDatum(u->hold_ns / 1e6);
+				Assert(c == lengthof(values));
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+		}
+	}
+	return (Datum) 0;
+}
+
+/* flexlock_statements_info(): evictions, and when the table was emptied */
+Datum
+flexlock_statements_info_1_3(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	int64		evictions;
+	TimestampTz reset;
+
+	check_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	SpinLockAcquire(&stmt_shared->mutex);
+	evictions = stmt_shared->evictions;
+	reset = stmt_shared->stats_reset;
+	SpinLockRelease(&stmt_shared->mutex);
+	LWLockAcquire(stmt_shared->lock, LW_SHARED);
+	values[1] = Int64GetDatum(hash_get_num_entries(stmt_hash));
+	LWLockRelease(stmt_shared->lock);
+	values[0] = Int64GetDatum(evictions);
+	values[2] = TimestampTzGetDatum(reset);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* flexlock_statements_tracking(): preloaded, and flexlock.track not none */
+Datum
+flexlock_statements_tracking_1_3(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(stmt_shared != NULL && stmt_track != TRACK_NONE);
+}
+
+/*
+ * flexlock_query_id(query): the query id of one statement, as core's
+ * compute_query_id gives it to the statement when it runs, to find it in
+ * flexlock_statements without pg_stat_statements.  The statement is parsed
+ * and analyzed, not run; $n parameters take the types they would get from
+ * a client that leaves them unspecified, as pgbench's -M extended and
+ * prepared do.
+ */
+Datum
+flexlock_query_id_1_3(PG_FUNCTION_ARGS)
+{
+	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	List	   *raw = pg_parse_query(sql);
+	Oid		   *types = NULL;
+	int			ntypes = 0;
+	Query	   *query;
+
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flexlock_query_id() takes one statement, not %d", list_length(raw))));
+	if (!IsQueryIdEnabled())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("query ids are not computed"),
+				 errhint("Set compute_query_id, or preload flexlock.")));
+	query = parse_analyze_varparams(linitial_node(RawStmt, raw), sql, &types, &ntypes, NULL);
+	PG_RETURN_INT64(query->queryId);
+}
+
+/* --- names --------------------------------------------------------------------- */
+
+const char *
+flexlock_usage_kind_name(const LockUsageEntry *e)
+{
+	switch (e->kind)
+	{
+		case LOCKUSAGE_LWLOCK:
+			return "lwlock";
+		case LOCKUSAGE_HWLOCK:
+			return "hwlock";
+		case LOCKUSAGE_SPINLOCK:
+			return "spinlock";
+		default:
+			return "other";
+	}
+}
+
+const char *
+flexlock_usage_lock_name(const LockUsageEntry *e)
+{
+	switch (e->kind)
+	{
+		case LOCKUSAGE_LWLOCK:
+			return LockStatsTrancheName(e->id);
+		case LOCKUSAGE_HWLOCK:
+			return e->id <= LOCKTAG_LAST_TYPE ? LockTagTypeNames[e->id] : "?";
+		case LOCKUSAGE_SPINLOCK:
+			return "all sites";
+		default:
+			return "other locks";
+	}
+}
+
+const char *
+flexlock_usage_mode_name(const LockUsageEntry *e)
+{
+	static const char *const lw_modes[3] = {"exclusive", "shared", "wait_until_free"};
+
+	switch (e->kind)
+	{
+		case LOCKUSAGE_LWLOCK:
+			return e->mode < 3 ? lw_modes[e->mode] : "?";
+		case LOCKUSAGE_HWLOCK:
+			return GetLockmodeName(DEFAULT_LOCKMETHOD, e->mode);
+		default:
+			return "";
+	}
+}

@@ -1,0 +1,391 @@
+# t/020_statements.pl — lock events per statement and per plan node
+# (flexlock 1.3, issue 35).
+#
+# (a) A SELECT that waits 1 s for a relation lock in parse analysis, before
+#     its query id exists: the wait is its statement's (one relation lock
+#     wait of at least 1 s), none is under query id 0.
+# (b) pgbench's TPC-B-like script, scale 1, 8 clients: every statement has
+#     a row, the UPDATEs of pgbench_tellers and pgbench_branches carry the
+#     transactionid waits, END the WALWrite sleeps; a one-statement
+#     autocommit script (insert-1000) has its commit's WALWrite and
+#     WALInsert in the INSERT's commit rows.
+# (c) Sessions of their own roles run transactions, autocommit statements,
+#     errors, prepared statements and the extended protocol: each session's
+#     statement rows (query id 0 included) add up to its flexlock_backends
+#     and flexlock_hwlock_backends totals, counter by counter.
+# (d) EXPLAIN (ANALYZE, LOCKS): an index scan's BufferContent shared
+#     acquisitions at the index scan node; an INSERT that sleeps on a leaf
+#     held by another session (injection point btree-leaf-locked) shows the
+#     sleep at its ModifyTable node; without LOCKS nothing is shown.
+# And flexlock_report()'s section "statements", the limit of
+# flexlock.max_statements with its evictions, flexlock_reset(), and the
+# query ids of other roles' statements hidden from roles without
+# pg_read_all_stats.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('statements');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'flexlock'\n"
+	  . "max_connections = 40\nautovacuum = off\nlock_stats_hold_sample = 10\n"
+	  . "flexlock.max_statements = 100\n"
+	  # commits that flush, so that committers queue on WALWrite
+	  . "fsync = on\nsynchronous_commit = on\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
+	'1.3', 'flexlock 1.3');
+$node->command_ok([ 'pgbench', '-i', '-s', '1', '-q', '-d', $node->connstr('postgres') ],
+	'pgbench tables at scale 1');
+
+# The query id of a statement: what pg_stat_activity shows for a session
+# that ran it last (the id of an idle session's last statement).
+my $probe = $node->background_psql('postgres');
+my $probe_pid = $probe->query_safe('SELECT pg_backend_pid()');
+
+sub query_id
+{
+	my ($sql) = @_;
+	$probe->query_safe($sql);
+	return $node->safe_psql('postgres',
+		"SELECT query_id FROM pg_stat_activity WHERE pid = $probe_pid");
+}
+
+# --- (a) a relation lock wait in parse analysis --------------------------------
+
+$node->safe_psql('postgres', 'CREATE TABLE regress_a (id int); SELECT flexlock_reset();');
+my $holder = $node->background_psql('postgres');
+my $waiter = $node->background_psql('postgres');
+my $waiter_pid = $waiter->query_safe('SELECT pg_backend_pid()');
+$holder->query_safe('BEGIN; LOCK TABLE regress_a IN ACCESS EXCLUSIVE MODE;');
+$waiter->query_until(qr/selecting/, q{
+	\echo selecting
+	SELECT count(*) FROM regress_a;
+});
+$node->poll_query_until('postgres',
+	"SELECT wait_event_type = 'Lock' AND wait_event = 'relation' FROM pg_stat_activity WHERE pid = $waiter_pid")
+  or die 'the SELECT did not wait for the relation lock';
+# still in parse analysis: no query id yet
+is($node->safe_psql('postgres', "SELECT query_id IS NULL FROM pg_stat_activity WHERE pid = $waiter_pid"),
+	't', '(a) the waiting SELECT has no query id yet');
+sleep(1.1);
+$holder->query_safe('COMMIT');
+is($waiter->query_safe('SELECT 1'), "0\n1", '(a) the SELECT got its lock and ran');
+my $qid_a = query_id('SELECT count(*) FROM regress_a');
+my ($waits, $wait_ms, $calls) = split /\|/, $node->safe_psql('postgres', qq{
+	SELECT hwlock_waits, hwlock_wait_time_ms, calls FROM flexlock_statements WHERE queryid = $qid_a});
+is($waits, 1, '(a) the SELECT\'s row has one heavyweight lock wait');
+cmp_ok($wait_ms, '>=', 1000, "(a) ... of at least 1 s ($wait_ms ms)");
+is($node->safe_psql('postgres', qq{
+	SELECT sleeps || ' ' || mode FROM flexlock_statement_locks
+	 WHERE queryid = $qid_a AND kind = 'hwlock' AND lock = 'relation' AND sleeps > 0}),
+	'1 AccessShareLock', '(a) ... for the relation, in AccessShareLock');
+is($node->safe_psql('postgres',
+		'SELECT coalesce(sum(hwlock_waits + commit_hwlock_waits), 0) FROM flexlock_statements WHERE queryid = 0'),
+	'0', '(a) query id 0 has no heavyweight lock wait');
+$_->quit for ($holder, $waiter);
+
+# --- (b) pgbench: TPC-B-like at scale 1 with 8 clients -----------------------------
+
+my %tpcb = (
+	begin => 'BEGIN',
+	accounts => 'UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1',
+	select => 'SELECT abalance FROM pgbench_accounts WHERE aid = 1',
+	tellers => 'UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1',
+	branches => 'UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1',
+	history => 'INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 1, 1, CURRENT_TIMESTAMP)',
+	end => 'END');
+my %qid;
+$qid{$_} = query_id($tpcb{$_}) for grep { $_ ne 'begin' && $_ ne 'end' } keys %tpcb;
+$qid{begin} = query_id('BEGIN');
+$qid{end} = query_id('END');
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->pgbench('--no-vacuum --client=8 --jobs=2 --time=5 --builtin=tpcb-like',
+	0, [qr/processed: [1-9]/], [qr/^$/], '(b) pgbench TPC-B-like, 8 clients');
+
+my %row;
+for my $k (sort keys %tpcb)
+{
+	my $r = $node->safe_psql('postgres', qq{
+		SELECT calls, lwlock_acquisitions,
+			   (SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks l
+				 WHERE l.queryid = s.queryid AND kind = 'hwlock' AND lock = 'transactionid'),
+			   (SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks l
+				 WHERE l.queryid = s.queryid AND NOT commit AND kind = 'lwlock' AND lock = 'WALWrite'),
+			   commit_lwlock_acquisitions
+		  FROM flexlock_statements s WHERE queryid = $qid{$k}});
+	my ($calls, $lw, $xid, $walw, $commit) = split /\|/, $r;
+	$row{$k} = { calls => $calls // 0, lw => $lw // 0, xid => $xid // 0, walwrite => $walw // 0,
+		commit => $commit // 0 };
+	cmp_ok($row{$k}{calls}, '>', 100, "(b) $k has a row ($row{$k}{calls} calls, $row{$k}{lw} LWLock acquisitions)");
+}
+my ($all_xid, $all_walw) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT coalesce(sum(sleeps) FILTER (WHERE kind = 'hwlock' AND lock = 'transactionid'), 0),
+		   coalesce(sum(sleeps) FILTER (WHERE kind = 'lwlock' AND lock = 'WALWrite'), 0)
+	  FROM flexlock_statement_locks});
+note("(b) transactionid waits: all $all_xid, tellers $row{tellers}{xid}, branches $row{branches}{xid}; "
+	  . "WALWrite sleeps: all $all_walw, END $row{end}{walwrite}");
+cmp_ok($all_xid, '>', 0, '(b) the run waited on transaction ids');
+# (an UPDATE of pgbench_accounts may meet another on the same account, rarely)
+cmp_ok(($row{tellers}{xid} + $row{branches}{xid}) / $all_xid, '>=', 0.95,
+	'(b) the UPDATEs of pgbench_tellers and pgbench_branches carry the transactionid waits');
+cmp_ok($row{branches}{xid}, '>', 0, '(b) ... the branch row, the hottest, among them');
+cmp_ok($all_walw, '>', 0, '(b) the run slept on WALWrite');
+# (a statement that fills the WAL buffers, or evicts a dirty buffer, may
+# write WAL too, rarely)
+cmp_ok($row{end}{walwrite} / $all_walw, '>=', 0.9,
+	'(b) END carries the WALWrite sleeps, in its own columns (the commit is its work)');
+is(join(' ', map { $row{$_}{commit} } sort keys %tpcb), '0 0 0 0 0 0 0',
+	'(b) no statement of an explicit transaction has commit rows');
+
+# insert-1000: one INSERT per transaction, in autocommit
+$node->safe_psql('postgres', slurp_file("$ENV{FLEXLOCK_TOP}/bench-scripts/workloads/insert-1000.init.sql"));
+my $insert = slurp_file("$ENV{FLEXLOCK_TOP}/bench-scripts/workloads/insert-1000.sql");
+$insert =~ s/^--.*\n//mg;
+$insert =~ s/;\s*$//;
+my $qid_insert = query_id($insert);
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+$node->pgbench('--no-vacuum --client=4 --jobs=2 --transactions=50',
+	0, [qr/processed: 200/], [qr/^$/], '(b) pgbench insert-1000, 4 clients',
+	{ 'insert-1000' => $insert });
+my ($ins_calls, $c_walw, $c_walins, $s_walw, $c_acq) = split /\|/, $node->safe_psql('postgres', qq{
+	SELECT s.calls,
+		   (SELECT sum(acquisitions) FROM flexlock_statement_locks l WHERE l.queryid = s.queryid
+			   AND commit AND kind = 'lwlock' AND lock = 'WALWrite'),
+		   (SELECT sum(acquisitions) FROM flexlock_statement_locks l WHERE l.queryid = s.queryid
+			   AND commit AND kind = 'lwlock' AND lock = 'WALInsert'),
+		   (SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks l WHERE l.queryid = s.queryid
+			   AND NOT commit AND kind = 'lwlock' AND lock = 'WALWrite'),
+		   s.commit_lwlock_acquisitions
+	  FROM flexlock_statements s WHERE s.queryid = $qid_insert});
+is($ins_calls, 200, '(b) insert-1000: 200 calls of the INSERT');
+cmp_ok($c_walw, '>=', 100, "(b) insert-1000: WALWrite in the INSERT's commit rows ($c_walw)");
+cmp_ok($c_walins, '>=', 200, "(b) insert-1000: WALInsert in the INSERT's commit rows ($c_walins)");
+cmp_ok($c_acq, '>=', $c_walw + $c_walins, '(b) insert-1000: ... and in its commit_ columns');
+# (the commit of the flexlock_reset() before is the other)
+cmp_ok($node->safe_psql('postgres', qq{
+	SELECT sum(commit_lwlock_acquisitions) FILTER (WHERE queryid = $qid_insert)
+		   / sum(commit_lwlock_acquisitions) FROM flexlock_statements}),
+	'>=', 0.95, '(b) insert-1000: the commit rows are the INSERT\'s');
+note("(b) insert-1000: WALWrite outside the commit (a full WAL buffer written by the INSERT): $s_walw");
+
+# --- (c) the statement rows add up to the per-backend totals -------------------
+
+$node->safe_psql('postgres', q{
+	CREATE ROLE regress_c1 LOGIN; CREATE ROLE regress_c2 LOGIN; CREATE ROLE regress_c3 LOGIN;
+	GRANT ALL ON ALL TABLES IN SCHEMA public TO regress_c1, regress_c2, regress_c3;
+	GRANT CREATE ON SCHEMA public TO regress_c1, regress_c2, regress_c3;
+	SELECT flexlock_reset();});
+my @c;
+my @cpid;
+for my $i (1 .. 3)
+{
+	my $s = $node->background_psql('postgres', on_error_stop => 0,
+		connstr => $node->connstr('postgres') . " user=regress_c$i");
+	push @c, $s;
+	push @cpid, $s->query_safe('SELECT pg_backend_pid()');
+}
+for my $round (1 .. 3)
+{
+	for my $i (0 .. 2)
+	{
+		my $s = $c[$i];
+		my $id = $round * 10 + $i;
+		$s->query_safe(qq{BEGIN;
+			UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = $id;
+			SELECT abalance FROM pgbench_accounts WHERE aid = $id;
+			UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1 + $i;
+			INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, $id, 1, now());
+			END;});
+		$s->query_safe("INSERT INTO foo SELECT generate_series(1, 100)");
+		$s->query_safe("SELECT count(*) FROM pgbench_branches; SELECT $id");
+		# an error (BackgroundPsql keeps its message until cleared)
+		$s->query(q{SELECT 1/0});
+		$s->{stderr} = '';
+		$s->query_safe("PREPARE regress_p$round AS SELECT aid FROM pgbench_accounts WHERE aid = \$1");
+		$s->query_safe("EXECUTE regress_p$round($id)");
+		$s->query_safe("SELECT abalance FROM pgbench_accounts WHERE aid = \$1 \\bind $id \\g");
+		$s->query_safe("SET client_min_messages = warning; CREATE TEMP TABLE IF NOT EXISTS regress_tmp (a int); INSERT INTO regress_tmp VALUES ($id)");
+	}
+}
+
+# Each session's rows against its process's counters, counter by counter;
+# first a statement in each session after 1.1 s idle, so that a statistics
+# report it made while idle (the idle timeout) is charged (to query id 0).
+# One lock event is known to be left over: the acquisition of flexlock's own
+# hash table lock that wrote the last statement's rows comes after them, so
+# an idle backend has not yet charged it (it goes to query id 0 when the
+# next message comes); the tranche flexlock_statements is compared apart.
+sub totals_differ
+{
+	my ($i) = @_;
+	return $node->safe_psql('postgres', qq{
+		WITH b AS (
+		  SELECT sum(acquire_shared) AS shared, sum(acquire_exclusive) AS exclusive,
+				 sum(wait_until_free) AS wuf, sum(waits) AS sleeps,
+				 round(sum(wait_time_ms)::numeric, 3) AS sleep_ms,
+				 round(sum(hold_shared_ms + hold_exclusive_ms)::numeric, 3) AS hold_ms
+			FROM flexlock_backends($cpid[$i]) WHERE tranche <> 'flexlock_statements'),
+		h AS (
+		  SELECT sum(fastpath) AS fastpath, sum(shared_table) AS shared_table, sum(local) AS local,
+				 sum(waits) AS waits, round(sum(wait_time_ms)::numeric, 3) AS wait_ms
+			FROM flexlock_hwlock_backends($cpid[$i])),
+		s AS (
+		  SELECT sum(acquisitions) FILTER (WHERE kind = 'lwlock' AND mode = 'shared') AS shared,
+				 sum(acquisitions) FILTER (WHERE kind = 'lwlock' AND mode = 'exclusive') AS exclusive,
+				 sum(acquisitions) FILTER (WHERE kind = 'lwlock' AND mode = 'wait_until_free') AS wuf,
+				 sum(sleeps) FILTER (WHERE kind = 'lwlock') AS sleeps,
+				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'lwlock'), 0)::numeric, 3) AS sleep_ms,
+				 round(coalesce(sum(hold_time_ms) FILTER (WHERE kind = 'lwlock'), 0)::numeric, 3) AS hold_ms,
+				 sum(fastpath) FILTER (WHERE kind = 'hwlock') AS fastpath,
+				 sum(shared_table) FILTER (WHERE kind = 'hwlock') AS shared_table,
+				 sum(acquisitions - fastpath - shared_table) FILTER (WHERE kind = 'hwlock') AS local,
+				 sum(sleeps) FILTER (WHERE kind = 'hwlock') AS waits,
+				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'hwlock'), 0)::numeric, 3) AS wait_ms,
+				 count(*) FILTER (WHERE kind = 'other') AS other
+			FROM flexlock_statement_locks WHERE userid = 'regress_c@{[$i + 1]}'::regrole
+			 AND lock <> 'flexlock_statements')
+		SELECT concat_ws(', ',
+				 CASE WHEN s.other > 0 THEN 'rows that did not fit' END,
+				 CASE WHEN s.shared IS DISTINCT FROM b.shared THEN format('shared %s/%s', s.shared, b.shared) END,
+				 CASE WHEN s.exclusive IS DISTINCT FROM b.exclusive THEN format('exclusive %s/%s', s.exclusive, b.exclusive) END,
+				 CASE WHEN coalesce(s.wuf, 0) <> b.wuf THEN format('wait_until_free %s/%s', s.wuf, b.wuf) END,
+				 CASE WHEN coalesce(s.sleeps, 0) <> b.sleeps THEN format('sleeps %s/%s', s.sleeps, b.sleeps) END,
+				 CASE WHEN abs(s.sleep_ms - b.sleep_ms) > 0.002 THEN format('sleep_ms %s/%s', s.sleep_ms, b.sleep_ms) END,
+				 CASE WHEN abs(s.hold_ms - b.hold_ms) > 0.002 THEN format('hold_ms %s/%s', s.hold_ms, b.hold_ms) END,
+				 CASE WHEN s.fastpath IS DISTINCT FROM h.fastpath THEN format('fastpath %s/%s', s.fastpath, h.fastpath) END,
+				 CASE WHEN s.shared_table IS DISTINCT FROM h.shared_table THEN format('shared_table %s/%s', s.shared_table, h.shared_table) END,
+				 CASE WHEN s.local IS DISTINCT FROM h.local THEN format('local %s/%s', s.local, h.local) END,
+				 CASE WHEN coalesce(s.waits, 0) <> h.waits THEN format('waits %s/%s', s.waits, h.waits) END,
+				 CASE WHEN abs(s.wait_ms - h.wait_ms) > 0.002 THEN format('wait_ms %s/%s', s.wait_ms, h.wait_ms) END)
+		  FROM b, h, s});
+}
+# (SELECT 1 has the query id of SELECT $id above: its entry exists, so
+# writing its rows takes the lock once, in shared mode)
+usleep(1_100_000);
+$_->query_safe('SELECT 1') for @c;
+for my $i (0 .. 2)
+{
+	my $diff = totals_differ($i);
+	if ($diff ne '')
+	{
+		# an idle-time statistics report after all: charge it and look again
+		note("(c) session $i differs ($diff); once more after a statement");
+		usleep(1_100_000);
+		$c[$i]->query_safe('SELECT 1');
+		$diff = totals_differ($i);
+	}
+	is($diff, '', "(c) session " . ($i + 1) . ": its statement rows add up to its per-backend totals");
+	is($node->safe_psql('postgres', qq{
+		SELECT (SELECT sum(acquire_shared + acquire_exclusive) FROM flexlock_backends($cpid[$i])
+				 WHERE tranche = 'flexlock_statements')
+			 - (SELECT sum(acquisitions) FROM flexlock_statement_locks
+				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND lock = 'flexlock_statements')}),
+		1, "(c) session " . ($i + 1) . ": ... and flexlock's own lock, but for the acquisition that wrote them");
+}
+cmp_ok($node->safe_psql('postgres', q{
+	SELECT sum(lwlock_acquisitions) FROM flexlock_statements WHERE queryid = 0 AND userid = 'regress_c1'::regrole}),
+	'>', 0, '(c) connection start and idle time are under query id 0');
+
+# --- query ids of others' statements, and the report -----------------------------
+
+$_->quit for @c;
+my ($ok, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM flexlock_statements',
+	extra_params => [ '-U', 'regress_c1' ]);
+like($err, qr/permission denied/, '(privileges) reading is not for everyone');
+$node->safe_psql('postgres', q{
+	GRANT EXECUTE ON FUNCTION flexlock_statements() TO regress_c1;
+	GRANT SELECT ON flexlock_statements TO regress_c1;});
+my $seen_sql = q{
+	SELECT coalesce(bool_and(queryid IS NOT NULL) FILTER (WHERE userid <> 'regress_c1'::regrole), false) || ' ' ||
+		   bool_and(queryid IS NOT NULL) FILTER (WHERE userid = 'regress_c1'::regrole)
+	  FROM flexlock_statements};
+is($node->safe_psql('postgres', $seen_sql, extra_params => [ '-U', 'regress_c1' ]),
+	'false true', '(privileges) without pg_read_all_stats, the query ids of the own statements only');
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO regress_c1');
+is($node->safe_psql('postgres', $seen_sql, extra_params => [ '-U', 'regress_c1' ]),
+	'true true', '(privileges) with pg_read_all_stats, every query id');
+
+my $report = $node->safe_psql('postgres', q{
+	SELECT count(*) || ' ' || bool_and(detail LIKE '%calls; %of the lock events%')
+	  FROM flexlock_report(100) WHERE section = 'statements'});
+is($report, '5 true', 'flexlock_report: section "statements", the top 5');
+
+# --- the limit, evictions, reset ----------------------------------------------------
+
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+# (150 statements of different shapes: 1 to 150 columns)
+$node->safe_psql('postgres', join('', map { 'SELECT ' . join(', ', ('1') x $_) . ";\n" } 1 .. 150));
+my ($evictions, $statements) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT evictions, statements FROM flexlock_statements_info');
+cmp_ok($evictions, '>', 0, "flexlock.max_statements = 100: 150 statements evicted some ($evictions)");
+cmp_ok($statements, '<=', 100, "... and the table keeps at most 100 ($statements)");
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+is($node->safe_psql('postgres', 'SELECT evictions FROM flexlock_statements_info'), '0',
+	'flexlock_reset() empties the table');
+
+# --- (d) EXPLAIN (ANALYZE, LOCKS) -----------------------------------------------------
+
+my $explain = $node->safe_psql('postgres', q{
+	EXPLAIN (ANALYZE, LOCKS, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+	SELECT abalance FROM pgbench_accounts WHERE aid = 42});
+note($explain);
+like($explain, qr/Index Scan using pgbench_accounts_pkey.*\n(?:\s+\S.*\n)*?\s+LWLocks: BufferContent shared=[1-9]/,
+	'(d) the index scan node shows its BufferContent shared acquisitions');
+my $plain = $node->safe_psql('postgres', q{
+	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT abalance FROM pgbench_accounts WHERE aid = 42});
+unlike($plain, qr/LWLocks/, '(d) without LOCKS, no lock lines');
+my $json = $node->safe_psql('postgres', q{
+	EXPLAIN (ANALYZE, LOCKS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON)
+	SELECT abalance FROM pgbench_accounts WHERE aid = 42});
+like($json, qr/"Locks": \[\s*\{\s*"Lock Kind": "lwlock",\s*"Lock": "BufferContent",\s*"Mode": "shared",\s*"Acquisitions": [1-9]/,
+	'(d) JSON: the locks of the node');
+($ok, $out, $err) = $node->psql('postgres', 'EXPLAIN (LOCKS) SELECT 1');
+like($err, qr/EXPLAIN option LOCKS requires ANALYZE/, '(d) LOCKS without ANALYZE is refused');
+
+# An INSERT sleeps on the leaf page that H holds locked (injection point at
+# the end of H's descent): the sleep is the ModifyTable node's.
+$node->safe_psql('postgres', 'CREATE TABLE regress_d (id int PRIMARY KEY)');
+my $h = $node->background_psql('postgres');
+my $e = $node->background_psql('postgres');
+my $epid = $e->query_safe('SELECT pg_backend_pid()');
+$h->query_safe(q{
+	SELECT injection_points_set_local();
+	SELECT injection_points_attach('btree-leaf-locked', 'wait');});
+$h->query_until(qr/inserting/, q{
+	\echo inserting
+	INSERT INTO regress_d VALUES (1);
+});
+$node->wait_for_event('client backend', 'btree-leaf-locked');
+$e->query_until(qr/explaining/, q{
+	\echo explaining
+	EXPLAIN (ANALYZE, LOCKS, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) INSERT INTO regress_d VALUES (2);
+	\echo explained
+});
+$node->poll_query_until('postgres',
+	"SELECT wait_event = 'BufferContent' FROM pg_stat_activity WHERE pid = $epid")
+  or die 'the EXPLAINed INSERT did not sleep on the leaf';
+usleep(200_000);
+$node->safe_psql('postgres', q{SELECT injection_points_wakeup('btree-leaf-locked')});
+$h->query_safe(q{SELECT injection_points_detach('btree-leaf-locked')});
+pump_until($e->{run}, $e->{timeout}, \$e->{stdout}, qr/explained/)
+  or die 'the EXPLAINed INSERT did not finish';
+my $insert_plan = $e->{stdout};
+note($insert_plan);
+# (in share mode: the index is one page, its root is its leaf, so the
+# descent takes it shared first and then relocks it, stock)
+like($insert_plan, qr/Insert on regress_d.*\n(?:\s+\S.*\n)*?\s+LWLock Sleeps: BufferContent (?:shared|exclusive)=1 time=([0-9.]+)/,
+	'(d) the ModifyTable node shows the sleep on the leaf\'s content lock');
+$insert_plan =~ /LWLock Sleeps: BufferContent (?:shared|exclusive)=1 time=([0-9.]+)/;
+cmp_ok($1 // 0, '>=', 150, '(d) ... of the time the leaf was held');
+unlike($insert_plan, qr/->  Result.*\n(?:\s+\S.*\n)*?\s+LWLock Sleeps/, '(d) ... and not at the Result node under it');
+$_->quit for ($h, $e, $probe);
+
+done_testing();
