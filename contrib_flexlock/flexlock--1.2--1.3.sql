@@ -6,8 +6,8 @@
 -- Issue 35: lock events per statement and per plan node
 --
 -- With shared_preload_libraries = 'flexlock' (and flexlock.track = top,
--- the default), the lock events of client backends are attributed to the
--- statements they run, by query id as pg_stat_statements keys its
+-- the default, or all for nested statements too), the lock events of
+-- client backends are attributed to the statements they run, by query id as pg_stat_statements keys its
 -- entries: parse analysis, planning, execution, and the commit of an
 -- implicit transaction in columns of its own.  EXPLAIN (ANALYZE, LOCKS)
 -- needs no SQL object.

@@ -49,11 +49,27 @@
  * when the backend goes idle (or has pending rows for too many statements),
  * all pending statements under one acquisition of the hash table's LWLock.
  * That acquisition is itself a lock event: it lands in the OUTSIDE row.
- * Only top-level statements are tracked (flexlock.track = top): a nested
- * statement's events are its caller's.  Parallel workers, autovacuum and
- * other background processes are not client backends: their events are in
- * flexlock_backends, not here.  A backend's events after its last boundary
- * before it exits (the exit itself) are not attributed.
+ *
+ * Nested statements (a function's SQL, run through SPI by plpgsql or SQL
+ * functions, a DO block's, a procedure's) are their caller's with
+ * flexlock.track = top, the default.  With flexlock.track = all each has
+ * its own entry, with toplevel false, as pg_stat_statements keys them:
+ * every hook of a nested statement (planner, ExecutorStart, Run, Finish,
+ * End, ProcessUtility) draws a boundary when it starts, charging the
+ * caller's events so far, makes the statement the target and draws
+ * another when it returns or fails, charging the statement's, with its
+ * caller's target back (a stack of frames: nested_enter(), nested_leave()).
+ * So the caller's row keeps what runs between the hooks only: the nested
+ * statement's parse analysis (before its query id is known, as
+ * pg_stat_statements too leaves it out) and the locks of a cached plan
+ * taken before ExecutorStart, the SPI and plpgsql work around, and the
+ * clean-up of a failed nested statement (a subtransaction's rollback).
+ * Deeper than NESTED_MAX frames, a statement counts for its caller.
+ *
+ * Parallel workers, autovacuum and other background processes are not
+ * client backends: their events are in flexlock_backends, not here.  A
+ * backend's events after its last boundary before it exits (the exit
+ * itself) are not attributed.
  *
  * Shared memory (shared_preload_libraries): a hash table of at most
  * flexlock.max_statements entries under one LWLock, taken shared to update
@@ -117,11 +133,13 @@ typedef enum
 {
 	TRACK_NONE,
 	TRACK_TOP,
+	TRACK_ALL,
 } TrackLevel;
 
 static const struct config_enum_entry track_options[] = {
 	{"none", TRACK_NONE, false},
 	{"top", TRACK_TOP, false},
+	{"all", TRACK_ALL, false},
 	{NULL, 0, false}
 };
 
@@ -184,6 +202,7 @@ typedef struct StmtPending
 static LockUsageMark *stmt_mark = NULL; /* NULL until the backend tracks */
 static bool stmt_backend = false;	/* a client backend, tracking */
 static bool stmt_paused = false;	/* flexlock.track was none */
+static bool stmt_nested = false;	/* flexlock.track is all */
 static StmtTarget stmt_target = TARGET_OUTSIDE;
 static StmtKey stmt_key;		/* of TARGET_STATEMENT and TARGET_COMMIT */
 static int64 stmt_calls = 0;	/* calls of stmt_key not yet charged */
@@ -193,6 +212,27 @@ static int	stmt_nesting = 0;	/* executor, planner and utility depth */
 static bool last_valid = false;
 static bool last_ends_xact = false; /* a transaction statement (COMMIT...) */
 static StmtKey last_key;
+
+/*
+ * flexlock.track = all: while a hook of a nested statement runs (planner,
+ * ExecutorStart, Run, Finish, End, ProcessUtility), its caller's target
+ * waits in a frame.  A frame is pushed and popped within one call of a hook
+ * (also when the call fails: PG_CATCH), so the stack is always as deep as
+ * the nested hooks running, one frame per level of nesting (two for a
+ * utility statement running a query: EXPLAIN, CREATE TABLE AS).  Deeper
+ * than NESTED_MAX frames, a statement counts for its caller.
+ */
+#define NESTED_MAX		32
+
+typedef struct StmtFrame
+{
+	StmtTarget	target;
+	StmtKey		key;
+	int64		calls;
+} StmtFrame;
+
+static StmtFrame stmt_frames[NESTED_MAX];
+static int	stmt_nframes = 0;
 
 static StmtPending stmt_pending[PENDING_MAX];
 static int	stmt_npending = 0;
@@ -472,25 +512,37 @@ pending_of(const StmtKey *key)
 }
 
 /*
+ * The events since the mark, and calls, go to target (of key); an UNKNOWN
+ * target keeps them for whatever it turns out to be.
+ */
+static void
+charge_target(StmtTarget target, const StmtKey *key, int64 calls)
+{
+	StmtKey		outside;
+
+	if (target == TARGET_UNKNOWN)
+		return;
+	if (target == TARGET_OUTSIDE)
+	{
+		make_key(&outside, INT64CONST(0));
+		key = &outside;
+	}
+	charge_to = pending_of(key);
+	charge_commit = (target == TARGET_COMMIT);
+	LockUsageAdvance(stmt_mark, pending_sink, NULL);
+	charge_to->calls += calls;
+}
+
+/*
  * Draw a boundary: the events since the mark, and the calls counted, go to
- * the current target.  An UNKNOWN target keeps them for whatever it turns
- * out to be.
+ * the current target.
  */
 static void
 stmt_charge(void)
 {
-	StmtKey		key;
-
 	if (stmt_target == TARGET_UNKNOWN)
 		return;
-	if (stmt_target == TARGET_OUTSIDE)
-		make_key(&key, INT64CONST(0));
-	else
-		key = stmt_key;
-	charge_to = pending_of(&key);
-	charge_commit = (stmt_target == TARGET_COMMIT);
-	LockUsageAdvance(stmt_mark, pending_sink, NULL);
-	charge_to->calls += stmt_calls;
+	charge_target(stmt_target, &stmt_key, stmt_calls);
 	stmt_calls = 0;
 }
 
@@ -539,6 +591,68 @@ stmt_identify(int64 queryid)
 	last_ends_xact = false;
 }
 
+/*
+ * A nested statement's hook starts (flexlock.track = all): the caller's
+ * events so far go to the caller, whose target waits in a frame while the
+ * statement's are its own.  Returns the frame, or -1 if the statement
+ * counts for its caller: not tracking nested statements, not nested, no
+ * query id, a caller not identified yet (its events are still UNKNOWN's),
+ * or NESTED_MAX frames deep already.
+ */
+static int
+nested_enter(int64 queryid)
+{
+	StmtFrame  *f;
+
+	if (!stmt_nested || stmt_nesting == 0 || queryid == INT64CONST(0) ||
+		stmt_target == TARGET_UNKNOWN || stmt_nframes >= NESTED_MAX)
+		return -1;
+	stmt_charge();
+	f = &stmt_frames[stmt_nframes];
+	f->target = stmt_target;
+	f->key = stmt_key;
+	f->calls = stmt_calls;
+	make_key(&stmt_key, queryid);
+	stmt_key.toplevel = false;
+	stmt_target = TARGET_STATEMENT;
+	stmt_calls = 0;
+	stmt_nframes++;
+	return stmt_nframes - 1;
+}
+
+/*
+ * The hook of the frame's nested statement is done, or failed: the events
+ * since the last boundary go to the statement (an error's too, as a
+ * top-level statement's error is its own; the call counts only if the hook
+ * completed: stmt_calls is counted after it), and its caller is the
+ * target again.  The frame is popped before anything is charged, so that
+ * the stack stays as deep as the hooks running even if charging fails.
+ * After an error, the events stay the caller's if flexlock's own lock is
+ * still held (an error while writing rows): charging could need it again.
+ */
+static void
+nested_leave(int frame, bool failed)
+{
+	StmtFrame  *f;
+	StmtKey		key;
+	int64		calls;
+
+	if (frame < 0)
+		return;
+	Assert(stmt_nframes == frame + 1);
+	Assert(stmt_target == TARGET_STATEMENT && !stmt_key.toplevel);
+	key = stmt_key;
+	calls = failed ? 0 : stmt_calls;
+	f = &stmt_frames[frame];
+	stmt_target = f->target;
+	stmt_key = f->key;
+	stmt_calls = f->calls;
+	stmt_nframes = frame;
+	if (failed && LWLockHeldByMe(stmt_shared->lock))
+		return;
+	charge_target(TARGET_STATEMENT, &key, calls);
+}
+
 static void
 stmt_before_exit(int code, Datum arg)
 {
@@ -570,6 +684,10 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 		stmt_paused = true;
 		return;
 	}
+	/* between messages no statement runs: no frame is left (nested_leave) */
+	Assert(stmt_nframes == 0 && stmt_nesting == 0);
+	stmt_nframes = 0;
+	stmt_nested = (stmt_track == TRACK_ALL);
 	if (unlikely(stmt_paused))
 	{
 		/* tracking was off: what ran meanwhile is nobody's */
@@ -653,6 +771,7 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 			 ParamListInfo boundParams)
 {
 	PlannedStmt *result;
+	int			frame;
 
 	if (!stmt_tracking())
 	{
@@ -664,6 +783,7 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 	}
 	if (stmt_nesting == 0)
 		stmt_identify(parse->queryId);
+	frame = nested_enter(parse->queryId);
 
 	stmt_nesting++;
 	PG_TRY();
@@ -675,29 +795,59 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 			result = standard_planner(parse, query_string, cursorOptions,
 									  boundParams);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		stmt_nesting--;
+		nested_leave(frame, true);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	stmt_nesting--;
+	nested_leave(frame, false);
 	return result;
 }
 
 static void
 stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
-	if (stmt_tracking() && stmt_nesting == 0)
-		stmt_identify(queryDesc->plannedstmt->queryId);
+	int			frame = -1;
 
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
+	if (stmt_tracking())
+	{
+		if (stmt_nesting == 0)
+			stmt_identify(queryDesc->plannedstmt->queryId);
+		else
+			frame = nested_enter(queryDesc->plannedstmt->queryId);
+	}
+	if (frame < 0)
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+		return;
+	}
+	PG_TRY();
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_CATCH();
+	{
+		nested_leave(frame, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	nested_leave(frame, false);
 }
 
 static void
 stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 {
+	int			frame;
+
 	if (!stmt_tracking())
 	{
 		if (prev_ExecutorRun)
@@ -706,6 +856,7 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 			standard_ExecutorRun(queryDesc, direction, count);
 		return;
 	}
+	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
 	{
@@ -714,16 +865,22 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 		else
 			standard_ExecutorRun(queryDesc, direction, count);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		stmt_nesting--;
+		nested_leave(frame, true);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	stmt_nesting--;
+	nested_leave(frame, false);
 }
 
 static void
 stmt_ExecutorFinish(QueryDesc *queryDesc)
 {
+	int			frame;
+
 	if (!stmt_tracking())
 	{
 		if (prev_ExecutorFinish)
@@ -732,6 +889,7 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 			standard_ExecutorFinish(queryDesc);
 		return;
 	}
+	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
 	{
@@ -740,21 +898,29 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 		else
 			standard_ExecutorFinish(queryDesc);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		stmt_nesting--;
+		nested_leave(frame, true);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	stmt_nesting--;
+	nested_leave(frame, false);
 }
 
 static void
 stmt_ExecutorEnd(QueryDesc *queryDesc)
 {
+	int			frame = -1;
+
 	/*
-	 * A call of the statement.  A portal may end long after its statement:
-	 * a cursor closed by a later statement, or at commit (an unnamed portal
-	 * of the extended protocol, dropped in the Sync's commit): the call is
-	 * its statement's, the events are whoever's they are.
+	 * A call of the statement.  A portal may end long after its statement: a
+	 * cursor closed by a later statement, or at commit (an unnamed portal of
+	 * the extended protocol, dropped in the Sync's commit): the call is its
+	 * statement's, the events are whoever's they are.  A nested statement's
+	 * ExecutorEnd is its own (flexlock.track = all), and counts its call when
+	 * it completes.
 	 */
 	if (stmt_tracking() && stmt_nesting == 0)
 	{
@@ -766,11 +932,32 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
 		else
 			pending_of(&key)->calls++;
 	}
+	else if (stmt_tracking())
+		frame = nested_enter(queryDesc->plannedstmt->queryId);
 
-	if (prev_ExecutorEnd)
-		prev_ExecutorEnd(queryDesc);
-	else
-		standard_ExecutorEnd(queryDesc);
+	if (frame < 0)
+	{
+		if (prev_ExecutorEnd)
+			prev_ExecutorEnd(queryDesc);
+		else
+			standard_ExecutorEnd(queryDesc);
+		return;
+	}
+	PG_TRY();
+	{
+		if (prev_ExecutorEnd)
+			prev_ExecutorEnd(queryDesc);
+		else
+			standard_ExecutorEnd(queryDesc);
+	}
+	PG_CATCH();
+	{
+		nested_leave(frame, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	stmt_calls++;
+	nested_leave(frame, false);
 }
 
 static void
@@ -780,6 +967,7 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					DestReceiver *dest, QueryCompletion *qc)
 {
 	bool		top;
+	int			frame;
 
 	if (!stmt_tracking())
 	{
@@ -797,6 +985,7 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		stmt_identify(pstmt->queryId);
 		last_ends_xact = IsA(pstmt->utilityStmt, TransactionStmt);
 	}
+	frame = nested_enter(pstmt->queryId);
 
 	stmt_nesting++;
 	PG_TRY();
@@ -808,14 +997,18 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 									params, queryEnv, dest, qc);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		stmt_nesting--;
+		nested_leave(frame, true);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	stmt_nesting--;
 
-	if (top && stmt_target == TARGET_STATEMENT)
+	if ((top && stmt_target == TARGET_STATEMENT) || frame >= 0)
 		stmt_calls++;
+	nested_leave(frame, false);
 }
 
 /* --- set-up ----------------------------------------------------------------- */
@@ -825,8 +1018,9 @@ flexlock_statements_init(void)
 {
 	DefineCustomEnumVariable("flexlock.track",
 							 "Selects which statements flexlock_statements tracks the lock events of.",
-							 "none: none; top: top-level statements (what they call "
-							 "counts as theirs).",
+							 "none: none; top: top-level statements (the statements "
+							 "they run in functions count as theirs); all: nested "
+							 "statements too, in rows of their own (toplevel false).",
 							 &stmt_track,
 							 TRACK_TOP,
 							 track_options,
@@ -836,8 +1030,8 @@ flexlock_statements_init(void)
 
 	/*
 	 * The statistics need shared memory and the hooks of every backend: the
-	 * rest only when preloaded (and a PGC_POSTMASTER setting can be made
-	 * only then).
+	 * rest only when preloaded (and a PGC_POSTMASTER setting can be made only
+	 * then).
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
