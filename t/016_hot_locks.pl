@@ -101,7 +101,7 @@ my ($rel, $fork, $block, $bname) = split /\|/,
 	 UNION ALL SELECT '-', '-', '-', '-' LIMIT 1");
 # The row starts on page 0; when HOT pruning cannot keep up (other clients'
 # snapshots), an update moves it to a new page, and that page may be the
-# hottest by the end (seen in CI: 'hot main 1').  So: a page of the table.
+# hottest by the end (a make check here saw 'hot main 1').  So: a page of the table.
 my $nblocks = $node->safe_psql('postgres',
 	"SELECT pg_relation_size('hot') / current_setting('block_size')::int");
 is("$rel $fork", 'hot main', 'the heap page of the hammered row is named');
