@@ -183,7 +183,7 @@ mkdir -p "$(dirname "$OUT")"
 	echo "| met for the first time (parked, attributed at the next latch wait) | $spin_parked |"
 	echo "| met for the first time with 8 sites parked already (attributed at once) | $spin_full |"
 	echo
-	echo "Tracing (\\`lock_stats_trace\\`, patch 0019): instructions per transaction of the patched build with"
+	echo 'Tracing (`lock_stats_trace`, patch 0019): instructions per transaction of the patched build with'
 	echo "one transaction in 10 traced and with every one traced (a process's first is never traced), the"
 	echo "transactions and events the run's trace files hold, and per traced transaction and per event what"
 	echo "the writing at each end costs (callgrind's inclusive count of LockTraceEndTransaction()) and what"
