@@ -20,6 +20,7 @@
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
+#   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES=  `make predict` (bench-scripts/flexsim)
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
 #   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
@@ -31,7 +32,7 @@ S := scripts
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE
 
-.PHONY: help deps postgres vanilla patched cassert tree export-patches \
+.PHONY: predict help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean \
 	server psql stop status pgbench
 
@@ -50,6 +51,7 @@ help:
 	@echo "  make lwbench         LWLock micro-benchmark: compare-exchange, fetch-add, read-biased (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
+	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=)"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
 	@echo "  make aarch64         cross-compile the cassert build for aarch64 (build/install/aarch64); its tests: make check SUITES=aarch64"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
@@ -112,6 +114,14 @@ server:
 
 psql stop status pgbench:
 	@FLEXLOCK_CMDLINE="$(SERVER_CMDLINE)" $(S)/server.sh $@
+
+# the simulator (bench-scripts/flexsim, docs/simulator.md): python3 only
+predict:
+	@if [ -z "$(WORKLOAD)" ] || [ -z "$(CORES)" ] || [ -z "$(CLIENTS)" ]; then \
+		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir]" >&2; exit 2; fi
+	@cd bench-scripts && python3 -m flexsim.predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
+		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
+		$(if $(TRACES),--traces "$(abspath $(TRACES))")
 
 clean:
 	@$(S)/server.sh stop >/dev/null 2>&1 || true

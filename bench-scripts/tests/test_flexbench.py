@@ -10,6 +10,8 @@ flexbench/), one module per module of the package:
   test_report    summary.md, plots and counters tables from known runs.csv;
                  lock caps and predictions from known profile runs
   test_lwbench   the micro-benchmark's bad input
+  test_flexsim   the simulator (flexsim/): the trace reader, the compiler,
+                 the engine on known answers, make predict's usage errors
   test_smoke     (FLEXBENCH_SMOKE=1, as make check sets it) end to end on the
                  cassert build: two interleaved variants with their profile
                  runs (lock caps, predictions), the micro-benchmark, an
@@ -23,6 +25,7 @@ import unittest
 
 import test_capmodel
 import test_config
+import test_flexsim
 import test_lwbench
 import test_meta
 import test_pgbench
@@ -30,7 +33,8 @@ import test_report
 import test_smoke
 import test_stats
 
-MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench, test_smoke)
+MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench, test_flexsim,
+           test_smoke)
 
 
 def load_tests(loader, standard_tests, pattern):
