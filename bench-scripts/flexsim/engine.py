@@ -144,6 +144,8 @@ class Sim:
         self.preemptions = 0
         self.switches = 0
         self.wakeups = 0
+        self.inline = 0
+        self.until = 0.0
 
     # ---- processes -------------------------------------------------------
     def spawn(self, name, kind, genfn, *args, start=0.0):
@@ -163,6 +165,7 @@ class Sim:
         heapq.heappush(self.heap, (t, self.seq, 3, fn, arg))
 
     def run(self, until):
+        self.until = until
         heap = self.heap
         pop = heapq.heappop
         n = 0
@@ -209,6 +212,14 @@ class Sim:
                 self._leave_core(p)
                 return
             if req > 0.0:
+                # nothing else happens before this process's next step: go
+                # on at once (the same as an event, without the heap)
+                t = self.now + req
+                heap = self.heap
+                if t <= self.until and heap and t < heap[0][0] and (t <= p.slice_end or not self.rq):
+                    self.now = t
+                    self.inline += 1
+                    continue
                 self._cpu(p, req)
                 return
             if req == BLOCK:
@@ -525,20 +536,12 @@ class LWImpl:
             lk.st.backouts += 1
             p.debt += sim.lw(p.core, line)     # fetch-sub: back it out
             return False
-        if line.free_at <= sim.now:
-            p.debt += sim.lw(p.core, line)     # read and compare-exchange, nobody in between
-            return self._take(lk, p, mode, sim.now)
-        d = sim.lr(p.core, line)
-        seen = line.version
-        while True:
-            yield d
-            ok = line.version == seen
-            d = sim.lw(p.core, line, ok)
-            if ok:
-                p.debt += d
-                return self._take(lk, p, mode, sim.now)
-            lk.st.cas_retries += 1
-            seen = line.version
+        # the read of the state and the compare-exchange: one visit of the
+        # line (a read followed by a locked operation on the same line takes
+        # it with ownership, migratory sharing); the exchange succeeds on
+        # that visit (compare-exchange retries are not modelled)
+        p.debt += sim.lw(p.core, line)
+        return self._take(lk, p, mode, sim.now)
 
     def queue(self, p, lk, mode):
         yield from spin_acquire(self.sim, p, lk.wl)
@@ -553,9 +556,12 @@ class LWImpl:
                 del lk.waiters[i]
                 break
         else:
-            # somebody already took us off the list to wake us: absorb that wakeup
+            # somebody already took us off the list to wake us: absorb that
+            # wakeup, and set RELEASE_OK again, which the waker cleared
             if p.sem > 0:
                 p.sem -= 1
+            lk.release_ok = True
+            p.debt += self.sim.lw(p.core, lk.line)
         spin_release(self.sim, p, lk.wl)
 
     def acquire(self, p, lk, mode):

@@ -75,7 +75,8 @@ class Point:
     # tests break group commit with this: a flusher writes its own record only
     flush_own_only = False
 
-    def __init__(self, program, machine, variant, costs, clients, seed=1, threads=None, row_population=None):
+    def __init__(self, program, machine, variant, costs, clients, seed=1, threads=None, row_population=None,
+                 client=True):
         self.program = program
         self.machine = machine
         self.variant = variant
@@ -89,6 +90,7 @@ class Point:
         self.done = 0
         self.lwi = LWImpl(self.sim, variant.implementation, variant.shared_add)
         self.row_population = row_population or {}
+        self.client = client            # False: no pgbench (a micro-benchmark's workers loop by themselves)
         self.counters = {k: 0 for k in ("waitfinish_sleeps", "walbuf_inits_inserter", "walbuf_inits_writer",
                                         "flushes", "flush_pages", "group_members", "groups", "served",
                                         "self_cleared", "row_waits", "hw_waits", "rts", "reserve_contended",
@@ -127,6 +129,7 @@ class Point:
         self.info_lck = Spin(Line("info_lck"), "info_lck")
         self.xlblocks_line = Line("xlblocks")
         self.init_reserved_line = Line("InitializeReserved")
+        self._wallines = {}
         self.pos = 0                    # usable bytes reserved
         self.write_pos = 0
         self.flush_pos = 0
@@ -219,8 +222,6 @@ class Point:
         lk.var = 0
         yield from lwi.release(p, lk)
         p.last_lsn = end
-
-    _wallines = {}
 
     def _walline(self, pos):
         # the cache line a record starts in is shared with the record before it
@@ -919,5 +920,6 @@ def _backend(sim, p, pt):
                 yield from pt.end(p)
         pt.done += 1
         p.txns += 1
-        pt.counters["rts"] += 1
-        yield from pt.round_trip(p)
+        if pt.client:
+            pt.counters["rts"] += 1
+            yield from pt.round_trip(p)
