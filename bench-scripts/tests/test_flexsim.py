@@ -157,9 +157,10 @@ class Engine(unittest.TestCase):
         return C.Program(out, {}, {})
 
     def test_one_line(self):
-        """Shared acquisitions by fetch-add on one lock from 8 cores: two
-        serialised line transfers per acquire/release pair, so 1 / (2 t)
-        pairs per second; compare-and-exchange retries, so fewer."""
+        """Shared acquisitions on one lock from 8 cores: two serialised line
+        transfers per acquire/release pair, so 1 / (2 t) pairs per second,
+        by fetch-add and by compare-and-exchange alike (the read and the
+        exchange are one visit of the line; retries are not modelled)."""
         t = 80.0
         prog = C.compile_traces([T.parse_text(self._shared_loop(), "loop")], statements=1)
         res, pt = run(prog, machine(16, t_xfer=t, t_local=5.0), 8, settings={"lwlock_shared_add": "on"}, ms=2.0,
@@ -169,8 +170,8 @@ class Engine(unittest.TestCase):
                                1.0, delta=0.05)
         self.assertGreater(pairs, 0)
         res2, _ = run(prog, machine(16, t_xfer=t, t_local=5.0), 8, ms=2.0, warm_ms=0.2)
-        self.assertLess(res2["tranches"]["TestLock"]["acquires"], 0.9 * res["tranches"]["TestLock"]["acquires"])
-        self.assertGreater(res2["tranches"]["TestLock"]["cas_retries"], 0)
+        self.assertAlmostEqual(res2["tranches"]["TestLock"]["acquires"] / res["tranches"]["TestLock"]["acquires"],
+                               1.0, delta=0.05)
         # broken: a line that never moves (every operation local) lets the
         # lock go as fast as the processes
         res3, _ = run(prog, machine(16, t_xfer=5.0, t_local=5.0), 8, settings={"lwlock_shared_add": "on"}, ms=0.2,
