@@ -16,12 +16,14 @@ operation each):
   XID clear       the exclusive ProcArray hold of a committing transaction
                   with an XID -> OP_CLEAR (the hold time); the simulator runs
                   the variant's procarray_group_clear protocol
-  round trips     a transaction of R statements has R - 1 round trips to the
-                  client inside it: its R - 1 longest gaps become OP_RT
-                  (the client's work and two wakeups, simulated)
+  round trips     a wait for the client inside a transaction (a `client`
+                  event) becomes OP_RT: the client's work and two wakeups,
+                  simulated; traces without `client` events: a transaction
+                  of R statements gets its R - 1 longest gaps as OP_RT
 
 Everything else is an LWLock acquisition or release (OP_LW, OP_REL;
-conditional ones OP_COND), a heavyweight lock (OP_HW, OP_HWREL), a row lock
+conditional ones OP_COND), a buffer pin or unpin (OP_PIN: an atomic
+operation on the buffer descriptor's line, which its content lock shares), a heavyweight lock (OP_HW, OP_HWREL), a row lock
 held to the end (OP_ROW), blocking I/O (OP_IO), and CPU time (OP_CPU).
 
 Lock instances are canonicalised so that a lock means the same thing in
@@ -44,8 +46,9 @@ Keys that end in CLIENT are made per client by the simulator.
 
 from . import trace as T
 
-OP_CPU, OP_LW, OP_REL, OP_WAL, OP_FLUSH, OP_CLEAR, OP_ROW, OP_HW, OP_HWREL, OP_IO, OP_RT, OP_END, OP_COND = range(13)
-OP_NAMES = ["cpu", "lw", "rel", "wal", "flush", "clear", "row", "hw", "hwrel", "io", "rt", "end", "cond"]
+OP_CPU, OP_LW, OP_REL, OP_WAL, OP_FLUSH, OP_CLEAR, OP_ROW, OP_HW, OP_HWREL, OP_IO, OP_RT, OP_END, OP_COND, \
+    OP_PIN = range(14)
+OP_NAMES = ["cpu", "lw", "rel", "wal", "flush", "clear", "row", "hw", "hwrel", "io", "rt", "end", "cond", "pin"]
 
 CLIENT = "@client"
 TAIL_PAGES = 2
@@ -98,7 +101,8 @@ class TxnProgram:
 class Program:
     """The replayable transactions of one workload and variant."""
 
-    def __init__(self, txns, rows, info):
+    def __init__(self, txns, rows, info, has_pins=False):
+        self.has_pins = has_pins
         self.txns = txns
         self.rows = rows          # {relation: number of distinct rows its row events touched}
         self.info = info
@@ -135,14 +139,28 @@ def compile_traces(traces, statements=1, local_ns=0.0, rt_gap_ns=None, backend_t
     relmax = {}
     rowsets = {}
     out = []
+    has_client = any(e[1] == T.K_CLIENT for tx in txns for e in tx.events) or \
+        any(tx.client_wait_ns is not None for tx in txns)
+    has_pins = any(e[1] == T.K_BUF for tx in txns for e in tx.events)
     for tx in txns:
-        out.append(_compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns))
+        out.append(_compile_txn(tx, relmax, rowsets, None if has_client else statements, local_ns, rt_gap_ns,
+                                has_client))
     rows = {rel: len(s) for rel, s in rowsets.items()}
-    info = {"transactions": len(out), "traces": len(traces)}
-    return Program(out, rows, info)
+    info = {"transactions": len(out), "traces": len(traces), "client_events": has_client, "pins": has_pins}
+    outside = [tx.outside_ns - tx.client_wait_ns for tx in txns
+               if tx.outside_ns is not None and tx.client_wait_ns is not None]
+    if outside:
+        info["outside_backend_ns"] = sorted(outside)[len(outside) // 2]
+        info["outside_backend_mean_ns"] = sum(outside) / len(outside)
+        info["client_wait_ns"] = sorted(tx.client_wait_ns for tx in txns if tx.client_wait_ns is not None)[
+            len(outside) // 2]
+    fs = [e for tx in txns for e in tx.events if e[1] == T.K_IO and e[2] == "fsync"]
+    if fs:
+        info["fsync_ns_median"] = sorted(e[3] for e in fs)[len(fs) // 2]
+    return Program(out, rows, info, has_pins)
 
 
-def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns):
+def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_client=False):
     ev = tx.events
     n = len(ev)
     drop = [False] * n
@@ -192,10 +210,12 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns):
             repl[j] = (OP_WAL, e[2], 0.0)
 
     # flushes: the WALWrite holds and WaitForVar calls inside the window
+    flush_windows = []
     for j, e in enumerate(ev):
         if e[1] == T.K_FLUSH and not drop[j]:
             start = e[0] - e[3]
             io_windows.append((start, e[0]))
+            flush_windows.append((start, e[0]))
             # the op goes where the flush started: the first event in the window
             first = j
             for m in range(j - 1, -1, -1):
@@ -210,6 +230,10 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns):
                 drop[j] = True
                 repl[first] = (OP_FLUSH,)
                 drop[first] = False
+    # I/O inside a flush (its write and fsync) is the flush's
+    for j, e in enumerate(ev):
+        if e[1] == T.K_IO and any(s_ <= e[0] <= t_ for s_, t_ in flush_windows):
+            drop[j] = True
     # any other WAL lock event: the simulator makes its own
     for j, e in enumerate(ev):
         if e[1] in (T.K_ACQ, T.K_REL, T.K_WFV, T.K_FAIL) and e[2] in WAL_TRANCHES and j not in repl:
@@ -312,6 +336,12 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns):
                 op = (OP_IO, float(e[3]))
                 gap -= e[3]
                 prog.io_ns += e[3]
+            elif k == T.K_CLIENT:
+                op = (OP_RT,)
+                gap -= e[2]
+                prog.rts += 1
+            elif k == T.K_BUF:
+                op = (OP_PIN, canon("BufferContent", e[3]))
         else:
             if op[0] == OP_WAL:
                 prog.nwal += 1
@@ -333,7 +363,9 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns):
         ops.append((OP_CPU, float(gap)))
         prog.cpu_ns += gap
     # round trips inside the transaction: the longest gaps
-    if statements is None:
+    if has_client:
+        rt_at = []
+    elif statements is None:
         rt_at = sorted(i for g, i in gaps if rt_gap_ns is not None and g >= rt_gap_ns)
     else:
         rt_at = sorted(i for g, i in sorted(gaps, reverse=True)[:max(0, statements - 1)])

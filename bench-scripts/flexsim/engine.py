@@ -383,16 +383,18 @@ class Sim:
         return end - now
 
     def lr(self, core, line):
-        """A read of a line by a core: ns until it completes."""
+        """A read of a line by a core: ns until it completes.  A read that
+        misses waits for the writes queued before it and pays a transfer,
+        but does not hold up the operations issued after it (once the owner
+        has written the line back, the shared cache serves readers side by
+        side)."""
         bit = 1 << core
         if line.sharers & bit:
             return 1.0
         now = self.now
         start = line.free_at if line.free_at > now else now
-        end = start + self.T_XFER
-        line.free_at = end
         line.sharers |= bit
-        return end - now
+        return start + self.T_XFER - now
 
 
 def pay(p):
@@ -417,6 +419,8 @@ class Spin:
 
 
 def spin_acquire(sim, p, s):
+    """Take a test-and-set spinlock: returns once the test-and-set that got
+    it has completed (the holder's critical section starts then)."""
     s.acquires += 1
     first = True
     while True:
@@ -428,7 +432,7 @@ def spin_acquire(sim, p, s):
         c = sim.lw(p.core, s.line, free)    # test-and-set
         if free:
             s.held = p
-            p.debt += c
+            yield c
             return
         if first:
             s.contended += 1

@@ -60,6 +60,8 @@ class Costs:
 
     def __init__(self, c_pageinit=800.0, c_write_call=2000.0, c_write_page=400.0, t_fsync=1e6,
                  c_member=60.0, c_client=3000.0, c_backend=3000.0, c_lockmgr=400.0, pins=True):
+        """c_client: pgbench's CPU per statement; c_backend: the backend's
+        CPU per transaction outside the traced transaction."""
         self.c_pageinit = c_pageinit
         self.c_write_call = c_write_call
         self.c_write_page = c_write_page
@@ -725,20 +727,25 @@ class Point:
             yield from self.hw_release(p, key)
 
     # ---- the client ------------------------------------------------------------
-    def round_trip(self, p):
+    def round_trip(self, p, boundary):
         """The backend sends its result and waits for the next statement;
-        pgbench's thread spends the client's time and sends it."""
+        pgbench's thread spends the client's time and sends it.  At a
+        transaction's end (boundary) the backend also spends its time
+        outside the traced transaction (sending, reading and parsing the
+        next statement; within a transaction that time is in the trace)."""
         sim = self.sim
         c = self.costs
         scale = self.machine.cpu_scale
-        p.debt += 0.5 * c.c_backend * scale
+        if boundary:
+            p.debt += 0.5 * c.c_backend * scale
         th = p.thread
         th.data.append(p)
         p.debt += sim.C_POST
         sim.wake(th)
         yield from pay(p)
         yield BLOCK
-        p.debt += 0.5 * c.c_backend * scale
+        if boundary:
+            p.debt += 0.5 * c.c_backend * scale
 
     # ---- running -----------------------------------------------------------------
     def run(self, warmup_ns, measure_ns, max_events=None):
@@ -850,7 +857,7 @@ def _backend(sim, p, pt):
     txns = pt.program.txns
     rng = pt.rng
     scale = pt.machine.cpu_scale
-    pins = pt.costs.pins
+    pins = pt.costs.pins and not pt.program.has_pins        # pins of the trace, else one around each content lock
     ntx = len(txns)
     lock = pt.lock
     held_cond = set()
@@ -881,6 +888,10 @@ def _backend(sim, p, pt):
                 yield from lwi.release(p, lk)
                 if pins and lk.tranche == "BufferContent":
                     p.debt += sim.lw(p.core, lk.line)            # UnpinBuffer
+            elif c == 13:
+                lk = lock(op[1], p)
+                yield from pay(p)
+                p.debt += sim.lw(p.core, lk.line)                # PinBuffer / UnpinBuffer
             elif c == 12:
                 lk = lock(op[1], p)
                 got = yield from lwi.conditional(p, lk, op[2])
@@ -913,7 +924,7 @@ def _backend(sim, p, pt):
                 yield BLOCK
             elif c == 10:
                 pt.counters["rts"] += 1
-                yield from pt.round_trip(p)
+                yield from pt.round_trip(p, False)
             elif c == 11:
                 if op[2] and tp.flushes == 0 and tp.nwal:
                     yield from pt.async_commit(p)
@@ -922,4 +933,4 @@ def _backend(sim, p, pt):
         p.txns += 1
         if pt.client:
             pt.counters["rts"] += 1
-            yield from pt.round_trip(p)
+            yield from pt.round_trip(p, True)

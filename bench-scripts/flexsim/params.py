@@ -7,9 +7,10 @@ A point is simulated with
     cores asked for, and the model's rules for what a profile lacks;
   - the protocol costs the simulator charges itself (Costs), each a named
     assumption below with its range;
-  - the workload's calibration: the CPU time per client statement outside
-    the traced transactions (the client's and the backend's), from the CPU
-    time a 1-client run on the traces' machine used (calibration.json).
+  - the workload's calibration: the CPU time the traces do not show, from
+    the traces' machine: pgbench's per statement (a 1-client run,
+    calibrate.py) and the backend's between transactions (the traces'
+    begin lines).
 
 MODEL_VERSION names the model: the code of flexsim and these rules.  A
 change of either that moves a prediction is a new version (results keep
@@ -44,9 +45,6 @@ ASSUMPTIONS = {
     "c_lockmgr_ns": (500.0, (250.0, 1000.0),
                      "a lock-manager operation under a LockManager partition lock when a row lock makes a "
                      "process wait (XactLockTableWait) or wakes one (ProcLockWakeup)"),
-    "client_share": (0.4, (0.2, 0.6),
-                     "the share of the CPU time per statement outside the traced transaction that is "
-                     "pgbench's (the rest is the backend's: protocol, parse, bind, send)"),
     "slice_ns": (None, None,
                  "the time slice: EEVDF's base slice, 0.75 ms x (1 + log2(min(cores, 8))), the kernel default "
                  "on both machines (Linux 6.18)"),
@@ -96,19 +94,18 @@ def machine_from_profile(profile, cores=None, scale=None):
 
 
 def costs(profile, calib, scale=None):
-    """The protocol costs, with a workload's calibration (c_client,
-    c_backend per statement, ns) and the machine's flush time."""
+    """The protocol costs, with a workload's calibration (c_client per
+    statement, c_backend per transaction, ns) and the machine's flush time."""
     scale = scale or {}
 
     def a(name):
         return ASSUMPTIONS[name][0] * scale.get(name, 1.0)
-    out_ns = calib["outside_cpu_per_statement_ns"] * scale.get("outside_cpu", 1.0)
-    share = min(0.95, a("client_share"))
-    return Costs(c_pageinit=calib.get("c_pageinit_ns") or a("c_pageinit_ns"),
+    out = scale.get("outside_cpu", 1.0)
+    return Costs(c_pageinit=a("c_pageinit_ns"),
                  c_write_call=a("c_write_call_ns"), c_write_page=a("c_write_page_ns"),
                  t_fsync=const(profile, "wal_flush_us") * scale.get("wal_flush_us", 1.0),
-                 c_member=a("c_member_ns"), c_client=out_ns * share, c_backend=out_ns * (1 - share),
-                 c_lockmgr=a("c_lockmgr_ns"))
+                 c_member=a("c_member_ns"), c_client=calib["c_client_ns"] * out,
+                 c_backend=calib["c_backend_ns"] * out, c_lockmgr=a("c_lockmgr_ns"))
 
 
 def machine_profile_path(name):

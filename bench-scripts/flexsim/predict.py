@@ -167,19 +167,27 @@ def trace_local_ns():
 
 
 def calibration_for(program, workload, machine_profile):
-    """Per statement, the CPU time outside the traced transactions: the
-    1-client backend's CPU per transaction less the traced transaction's
-    CPU, and pgbench's, each over the statements, less the post each makes."""
+    """The CPU time the traces do not show, on the traces' machine: the
+    backend's per transaction outside the traced transaction (from the
+    traces' begin lines: the time since the previous transaction less the
+    wait for the client; else the 1-client calibration run's backend CPU
+    less the traced CPU), and pgbench's per statement (the calibration
+    run's pgbench CPU over the statements), each less the semaphore post it
+    makes (the engine charges those)."""
     cal = load_calibration(workload, None)
     R = program.mean("rts") + 1
     traced_cpu_us = (program.mean("cpu_ns") + _copy_ns(program)) / 1000.0
     prof2 = P.load_profile(P.machine_profile_path("2core"))
     post_us = P.const(prof2, "sem_wake_same_core_ns") / 2 / 1000.0
-    backend_out = max(0.0, (cal["backend_cpu_us_per_txn"] - traced_cpu_us) / R - post_us)
-    client = max(0.0, cal["pgbench_cpu_us_per_txn"] / R - post_us)
-    return {"outside_cpu_per_statement_ns": (backend_out + client) * 1000.0,
-            "client_share": client / (backend_out + client) if backend_out + client > 0 else 0.5,
-            "c_pageinit_ns": None, "statements": R, "traced_cpu_us": traced_cpu_us,
+    if program.info.get("outside_backend_ns") is not None:
+        backend_out = program.info["outside_backend_ns"] / 1000.0 - post_us
+        source = "traces"
+    else:
+        backend_out = cal["backend_cpu_us_per_txn"] - traced_cpu_us - post_us
+        source = "calibration run"
+    client = cal["pgbench_cpu_us_per_txn"] / R - post_us
+    return {"c_backend_ns": max(0.0, backend_out) * 1000.0, "c_client_ns": max(0.0, client) * 1000.0,
+            "backend_outside_source": source, "statements": R, "traced_cpu_us": traced_cpu_us,
             "backend_cpu_us_per_txn": cal["backend_cpu_us_per_txn"],
             "pgbench_cpu_us_per_txn": cal["pgbench_cpu_us_per_txn"]}
 
@@ -212,10 +220,6 @@ def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_roo
     if calib is None:
         calib = calibration_for(program, workload, prof)
     costs = P.costs(prof, calib, scale)
-    if calib.get("client_share") is not None and not (scale and "client_share" in scale):
-        out = calib["outside_cpu_per_statement_ns"] * (scale or {}).get("outside_cpu", 1.0)
-        costs.c_client = out * calib["client_share"]
-        costs.c_backend = out * (1 - calib["client_share"])
     pt = M.Point(program, mach, M.Variant(settings), costs, clients, seed=seed)
     t0 = time.perf_counter()
     res = run_point(pt, max_events, target_txns)

@@ -25,15 +25,24 @@ K_* constants below:
   (t, K_WAL, bytes, end_lsn)
   (t, K_FLUSH, upto_lsn, ns, did_write)
   (t, K_IO, kind, ns)
+  (t, K_CLIENT, ns)                                    waited ns for the client, ending at t
+  (t, K_BUF, pin, page)                                pin True / unpin False
+
+`client` and `buf` are line kinds the trace patch added to version 1 (its
+file header, docs/lock-trace.md); a `begin` may carry since_prev_end_ns
+and client_wait_ns (the time since the process's previous transaction
+ended, and of it the wait for the client), kept as Txn.outside_ns and
+Txn.client_wait_ns (None when absent).
 """
 
 import os
 
 VERSION = 1
 
-K_ACQ, K_FAIL, K_REL, K_WFV, K_HW, K_HWREL, K_ROW, K_WAL, K_FLUSH, K_IO = range(10)
+K_ACQ, K_FAIL, K_REL, K_WFV, K_HW, K_HWREL, K_ROW, K_WAL, K_FLUSH, K_IO, K_CLIENT, K_BUF = range(12)
 KIND_NAMES = {K_ACQ: "lw acq", K_FAIL: "lw fail", K_REL: "lw rel", K_WFV: "lw wfv", K_HW: "hw",
-              K_HWREL: "hwrel", K_ROW: "row", K_WAL: "wal", K_FLUSH: "flush", K_IO: "io"}
+              K_HWREL: "hwrel", K_ROW: "row", K_WAL: "wal", K_FLUSH: "flush", K_IO: "io", K_CLIENT: "client",
+              K_BUF: "buf"}
 
 ACQ_HOWS = ("word", "slot", "cond", "orwait", "served")
 FAIL_HOWS = ("cond", "orwait")
@@ -46,9 +55,12 @@ class TraceError(Exception):
 
 
 class Txn:
-    __slots__ = ("seq", "unix_us", "interval", "events", "end_t", "outcome", "xid_assigned", "source")
+    __slots__ = ("seq", "unix_us", "interval", "events", "end_t", "outcome", "xid_assigned", "source",
+                 "outside_ns", "client_wait_ns")
 
     def __init__(self, seq, unix_us, interval, source):
+        self.outside_ns = None
+        self.client_wait_ns = None
         self.seq = seq
         self.unix_us = unix_us
         self.interval = interval
@@ -116,10 +128,13 @@ def parse_text(text, name="<trace>"):
                 raise TraceError(f"{name}:{lineno}: 'begin' inside the transaction begun at line {cur_line}")
             cur = Txn(_int(name, lineno, f[1], "seq"), _int(name, lineno, f[2], "unix_us"),
                       _int(name, lineno, f[3], "sample_interval", 1), f"{name}:{lineno}")
+            if len(f) >= 6 and f[4] != "" and f[5] != "":
+                cur.outside_ns = _int(name, lineno, f[4], "since_prev_end_ns")
+                cur.client_wait_ns = _int(name, lineno, f[5], "client_wait_ns")
             cur_line = lineno
             last_t = 0
             continue
-        if k not in ("lw", "hw", "hwrel", "row", "wal", "flush", "io", "end"):
+        if k not in ("lw", "hw", "hwrel", "row", "wal", "flush", "io", "end", "client", "buf"):
             continue            # unknown line kinds are ignored (the format's rule)
         if cur is None:
             raise TraceError(f"{name}:{lineno}: '{k}' line outside a transaction (no 'begin' before it)")
@@ -178,6 +193,14 @@ def parse_text(text, name="<trace>"):
         elif k == "io":
             _need(name, lineno, f, 4, "io <t> <kind> <ns>")
             ev.append((t, K_IO, f[2], _int(name, lineno, f[3], "ns")))
+        elif k == "client":
+            _need(name, lineno, f, 3, "client <t> <ns>")
+            ev.append((t, K_CLIENT, _int(name, lineno, f[2], "ns")))
+        elif k == "buf":
+            _need(name, lineno, f, 4, "buf <t> pin|unpin <relfilenode/fork/block>")
+            if f[2] not in ("pin", "unpin"):
+                raise TraceError(f"{name}:{lineno}: buf event must be pin or unpin, not {f[2]!r}")
+            ev.append((t, K_BUF, f[2] == "pin", f[3]))
         elif k == "end":
             _need(name, lineno, f, 4, "end <t> commit|abort <xid_assigned>")
             if f[2] not in ("commit", "abort"):
