@@ -121,6 +121,9 @@ def _page_parts(inst):
         return None
 
 
+COLD_TXNS = 20         # a backend's first transactions (cold caches) are left out, as make trace's summary does
+
+
 def compile_traces(traces, statements=1, local_ns=0.0, rt_gap_ns=None, backend_type="client backend"):
     """Programs from parsed traces (trace.Trace) of one workload and variant.
 
@@ -133,7 +136,7 @@ def compile_traces(traces, statements=1, local_ns=0.0, rt_gap_ns=None, backend_t
     for tr in traces:
         if backend_type and tr.backend_type != backend_type:
             continue
-        txns.extend(tr.txns)
+        txns.extend(t for t in tr.txns if t.xacts_before is None or t.xacts_before >= COLD_TXNS)
     if not txns:
         raise T.TraceError("no transactions of a " + (backend_type or "any") + " in the traces")
     relmax = {}

@@ -22,6 +22,7 @@ LockManager partition lock) and heavyweight lock conflicts.
 
 import math
 import random
+import zlib
 from collections import deque
 
 from . import compile as C
@@ -640,7 +641,7 @@ class Point:
 
     # ---- rows and heavyweight locks ---------------------------------------
     def _lockmgr(self, p, key):
-        part = hash(key) % LOCKMANAGER_PARTITIONS
+        part = zlib.crc32(repr(key).encode()) % LOCKMANAGER_PARTITIONS    # deterministic across runs
         lk = self.lock(("LockManager", str(part)), p)
         yield from self.lwi.acquire(p, lk, X)
         p.debt += self.costs.c_lockmgr * self.machine.cpu_scale

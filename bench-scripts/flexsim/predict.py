@@ -109,11 +109,11 @@ def trace_dirs(root, workload, variant, settings):
     when the variant changes only simulated protocols."""
     cands = [root / workload / variant, root / f"{workload}-{variant}"]
     for c in cands:
-        if c.is_dir() and any(c.glob("*.trace")):
+        if T.trace_files(str(c)):
             return c, variant
     if set(settings) <= SIM_ONLY:
         for c in (root / workload / "stock", root / f"{workload}-stock"):
-            if c.is_dir() and any(c.glob("*.trace")):
+            if T.trace_files(str(c)):
                 return c, "stock"
     raise UsageError(f"no traces of {workload} with {variant} under {root}"
                      + ("" if set(settings) <= SIM_ONLY else

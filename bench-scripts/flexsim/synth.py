@@ -10,6 +10,7 @@ They stand for nothing measured.
 import argparse
 import random
 import sys
+import zlib
 
 
 class Writer:
@@ -80,7 +81,7 @@ def select_only(n=200, seed=1, scale_blocks=16000):
         w.hold("ProcArray", "0", "S", 60)
         w.cpu(1500)
         for page in ("16397/0/3", f"16397/0/{rnd.randrange(4, 60)}", f"16390/0/{rnd.randrange(scale_blocks)}"):
-            w.hold("BufferMapping", str(hash(page) % 128), "S", 300)
+            w.hold("BufferMapping", str(zlib.crc32(page.encode()) % 128), "S", 300)
             w.cpu(150)
             w.hold("BufferContent", page, "S", 600)
             w.cpu(500)

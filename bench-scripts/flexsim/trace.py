@@ -35,6 +35,7 @@ ended, and of it the wait for the client), kept as Txn.outside_ns and
 Txn.client_wait_ns (None when absent).
 """
 
+import lzma
 import os
 
 VERSION = 1
@@ -56,11 +57,12 @@ class TraceError(Exception):
 
 class Txn:
     __slots__ = ("seq", "unix_us", "interval", "events", "end_t", "outcome", "xid_assigned", "source",
-                 "outside_ns", "client_wait_ns")
+                 "outside_ns", "client_wait_ns", "xacts_before")
 
     def __init__(self, seq, unix_us, interval, source):
         self.outside_ns = None
         self.client_wait_ns = None
+        self.xacts_before = None
         self.seq = seq
         self.unix_us = unix_us
         self.interval = interval
@@ -131,6 +133,8 @@ def parse_text(text, name="<trace>"):
             if len(f) >= 6 and f[4] != "" and f[5] != "":
                 cur.outside_ns = _int(name, lineno, f[4], "since_prev_end_ns")
                 cur.client_wait_ns = _int(name, lineno, f[5], "client_wait_ns")
+            if len(f) >= 7 and f[6] != "":
+                cur.xacts_before = _int(name, lineno, f[6], "xacts_before")
             cur_line = lineno
             last_t = 0
             continue
@@ -225,18 +229,34 @@ def _did_write(name, lineno, field):
 
 
 def parse_file(path):
-    with open(path, encoding="utf-8", errors="strict") as fh:
-        try:
+    """One trace file, plain (.trace) or xz-compressed (.trace.xz)."""
+    path = str(path)
+    opener = lzma.open if path.endswith(".xz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="strict") as fh:
             text = fh.read()
-        except UnicodeDecodeError as e:
-            raise TraceError(f"{path}: not a text file ({e})") from None
-    return parse_text(text, str(path))
+    except UnicodeDecodeError as e:
+        raise TraceError(f"{path}: not a text file ({e})") from None
+    except lzma.LZMAError as e:
+        raise TraceError(f"{path}: not an xz file ({e})") from None
+    return parse_text(text, path)
+
+
+def trace_files(path):
+    """The trace files of a directory: *.trace and *.trace.xz in it or in
+    its traces/ subdirectory (make trace's layout), sorted by name."""
+    out = []
+    for d in (path, os.path.join(path, "traces")):
+        if os.path.isdir(d):
+            out += [os.path.join(d, n) for n in sorted(os.listdir(d))
+                    if n.endswith(".trace") or n.endswith(".trace.xz")]
+    return out
 
 
 def load_dir(path):
-    """Every *.trace file of a directory (sorted by name), as Traces; a
-    directory without one is refused."""
-    names = sorted(n for n in os.listdir(path) if n.endswith(".trace"))
-    if not names:
+    """Every trace file of a directory (trace_files), as Traces; a directory
+    without one is refused."""
+    files = trace_files(path)
+    if not files:
         raise TraceError(f"{path}: no *.trace files")
-    return [parse_file(os.path.join(path, n)) for n in names]
+    return [parse_file(f) for f in files]

@@ -146,6 +146,8 @@ def cmd_compare(a):
     for v in versions:
         rows = [r for r in allrows if r["model_version"] == v]
         lines += summary(v, rows, meas, out, cores)
+    for fn in sorted(out.glob("sensitivity-*.csv")):
+        lines += sensitivity_summary(fn, allrows, cores)
     (out / "comparison.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[:60]))
     return 0
@@ -202,6 +204,102 @@ def summary(version, rows, meas, out, cores):
     return lines
 
 
+# what the sensitivity runs halve and double: the machine profile's constants
+# and the model's assumptions (params.ASSUMPTIONS), and the CPU time the
+# traces do not show
+SENSITIVITY = ["line_transfer_ns", "uncontended_cas_ns", "sem_wake_cross_core_ns", "sem_wake_same_core_ns",
+               "wal_flush_us", "cpu_speed_ratio", "slice_ns", "outside_cpu", "c_pageinit_ns", "c_write_call_ns",
+               "c_write_page_ns", "c_member_ns", "c_lockmgr_ns"]
+
+
+def cmd_sensitivity(a):
+    """Every SENSITIVITY parameter halved and doubled, over the points whose
+    name contains one of --only (comma separated; default all): writes
+    RESULTS/sensitivity-<version>.csv (parameter, factor, point, predicted
+    tps).  Reads no measurement."""
+    pts, cores = points_of(a.set)
+    out = Path(a.out)
+    sel = [m for m in pts if not a.only or any(o in point_name(m, cores) for o in a.only.split(","))]
+    params = a.params.split(",") if a.params else SENSITIVITY
+    fn = out / f"sensitivity-{P.MODEL_VERSION}.csv"
+    done = set()
+    if fn.exists():
+        for r in csv.DictReader(open(fn)):
+            done.add((r["parameter"], r["factor"], r["point"]))
+    new = not fn.exists()
+    with open(fn, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["parameter", "factor", "point", "predicted_tps"])
+        if new:
+            w.writeheader()
+        for prm in params:
+            for fac in (0.5, 2.0):
+                cache = {}
+                for m in sel:
+                    name = point_name(m, cores)
+                    if (prm, str(fac), name) in done:
+                        continue
+                    var = row_variant(m)
+                    key = (m.workload, var, m.clients)
+                    if key not in cache:
+                        cache[key] = PR.simulate(m.workload, var, cores, m.clients, machine=a.machine, seed=1,
+                                                 traces_root=a.traces, scale={prm: fac},
+                                                 max_events=a.max_events or PR.MAX_EVENTS)["tps"]
+                    w.writerow({"parameter": prm, "factor": fac, "point": name, "predicted_tps": round(cache[key])})
+                    f.flush()
+                print(f"{prm} x {fac}: {len(cache)} simulations", flush=True)
+    return 0
+
+
+def _scores(pred, rows, cores):
+    """(median abs error, share within 50%, clear pairs on the measured side)
+    of predictions {point: tps} over the scored rows they cover."""
+    errs = [pred[r["point"]] / float(r["measured_tps"]) - 1 for r in rows
+            if r["calibration"] == "false" and r["point"] in pred]
+    med = statistics.median(abs(e) for e in errs) if errs else None
+    within = sum(1 for e in errs if abs(e) <= 0.5) / len(errs) if errs else None
+    same = n = 0
+    if cores == 16:
+        by = {(r["point"].split("/")[1], r["workload"], r["variant"], int(r["clients"])): r for r in rows}
+        for w, v, c, d in CLEAR_PAIRS:
+            a_, b_ = by.get((d, w, v, c)), by.get((d, w, "stock", c))
+            if not a_ or not b_ or a_["point"] not in pred or b_["point"] not in pred:
+                continue
+            n += 1
+            mr = float(a_["measured_tps"]) / float(b_["measured_tps"])
+            same += (mr < 1) == (pred[a_["point"]] / pred[b_["point"]] < 1)
+    return med, within, same, n, len(errs)
+
+
+def sensitivity_summary(fn, allrows, cores):
+    version = fn.stem.split("-", 1)[1]
+    rows = [r for r in allrows if r["model_version"] == version]
+    base = {r["point"]: float(r["predicted_tps"]) for r in rows}
+    sens = {}
+    for r in csv.DictReader(open(fn)):
+        sens.setdefault((r["parameter"], float(r["factor"])), {})[r["point"]] = float(r["predicted_tps"])
+    if not sens:
+        return []
+    pts = set().union(*[set(v) for v in sens.values()])
+    b = _scores({k: v for k, v in base.items() if k in pts}, rows, cores)
+    lines = [f"## Sensitivity of {version} ({len(pts)} points; each parameter halved and doubled)", "",
+             f"Baseline over these points: median absolute error {b[0]:.0%}, within 50% {b[1]:.0%}, "
+             f"clear pairs {b[2]} of {b[3]}.", "",
+             "| parameter | x0.5: median abs error | within 50% | pairs | median change of tps | "
+             "x2: median abs error | within 50% | pairs | median change of tps |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for prm in dict.fromkeys(k[0] for k in sens):
+        cells = []
+        for fac in (0.5, 2.0):
+            pr = sens.get((prm, fac), {})
+            sc = _scores(pr, rows, cores)
+            ch = statistics.median(pr[k] / base[k] - 1 for k in pr if base.get(k)) if pr else 0.0
+            cells.append(f"{sc[0]:.0%} | {sc[1]:.0%} | {sc[2]} of {sc[3]} | {ch:+.0%}" if sc[0] is not None
+                         else "- | - | - | -")
+        lines.append(f"| {prm} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -214,11 +312,19 @@ def main():
     p.add_argument("--tag")
     p.add_argument("--only")
     p.add_argument("--max-events", type=float)
+    se = sub.add_parser("sensitivity")
+    se.add_argument("--set", default="sixteen")
+    se.add_argument("--out", required=True)
+    se.add_argument("--machine")
+    se.add_argument("--traces")
+    se.add_argument("--only")
+    se.add_argument("--params")
+    se.add_argument("--max-events", type=float)
     c = sub.add_parser("compare")
     c.add_argument("--set", default="sixteen")
     c.add_argument("--out", required=True)
     a = ap.parse_args()
-    return cmd_predict(a) if a.cmd == "predict" else cmd_compare(a)
+    return {"predict": cmd_predict, "compare": cmd_compare, "sensitivity": cmd_sensitivity}[a.cmd](a)
 
 
 if __name__ == "__main__":

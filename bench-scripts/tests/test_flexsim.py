@@ -102,6 +102,33 @@ class TraceReader(unittest.TestCase):
             T.load_dir(HERE)
 
 
+    def test_xz_layout_and_cold(self):
+        """make trace's layout (DIR/traces/PID.trace.xz), the begin line's
+        xacts_before, and the compiler leaving the cold transactions out."""
+        import lzma
+        import tempfile
+        lines = []
+        for i in range(C.COLD_TXNS + 5):
+            lines.append(f"begin\t{i + 1}\t1764086400000000\t1\t1000\t0\t{i}")
+            lines.append("lw\t100\tacq\tTestLock\t0\tX\tword\t0")
+            lines.append(f"lw\t{200 + i}\trel\tTestLock\t0")
+            lines.append(f"end\t{300 + i}\tcommit\t0")
+        text = "version\t1\t99\tclient backend\n" + "\n".join(lines) + "\n"
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "traces"))
+            with lzma.open(os.path.join(d, "traces", "99.trace.xz"), "wt") as f:
+                f.write(text)
+            self.assertEqual(T.trace_files(d), [os.path.join(d, "traces", "99.trace.xz")])
+            trs = T.load_dir(d)
+            self.assertEqual([t.xacts_before for t in trs[0].txns], list(range(C.COLD_TXNS + 5)))
+            prog = C.compile_traces(trs, statements=1)
+            self.assertEqual(len(prog.txns), 5)
+            with open(os.path.join(d, "traces", "bad.trace.xz"), "wb") as f:
+                f.write(b"not xz")
+            with self.assertRaisesRegex(T.TraceError, "not an xz file"):
+                T.load_dir(d)
+
+
 class Compiler(unittest.TestCase):
     def test_replacements(self):
         prog = C.compile_traces([T.parse_file(FIX / "good.trace")], statements=1)
