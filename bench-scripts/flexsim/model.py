@@ -647,9 +647,16 @@ class Point:
         p.debt += self.costs.c_lockmgr * self.machine.cpu_scale
         yield from self.lwi.release(p, lk)
 
-    def row(self, p, key):
+    def row(self, p, key, bufheld=()):
+        """Lock a row until the transaction ends; wait for its holder's end.
+        The trace has the row event where the page was locked, with one
+        client; heap_update and heap_lock_tuple let go of the buffer before
+        XactLockTableWait and lock it again after: a waiter releases the
+        content locks it holds (bufheld: [lock, mode] in acquisition order)
+        while it waits and takes them again in the same order."""
         sim = self.sim
         t0 = -1.0
+        released = []
         while True:
             h = self.rows.get(key)
             if h is None or h is p:
@@ -657,14 +664,22 @@ class Point:
             if t0 < 0:
                 t0 = sim.now
                 self.counters["row_waits"] += 1
+                for lk, mode in reversed(bufheld):
+                    yield from self.lwi.release(p, lk)
+                released = list(bufheld)
+                continue
             # XactLockTableWait: the holder's transaction lock, through the lock manager
             yield from self._lockmgr(p, ("xid", h.pid))
+            if self.rows.get(key) is not h:
+                continue                        # the holder ended meanwhile: its lock is free
             self.row_waiters.setdefault(key, []).append(p)
             yield from pay(p)
             p.waiting_for = key
             yield BLOCK
             p.waiting_for = None
             yield from self._lockmgr(p, ("xid", h.pid))
+        for lk, mode in released:
+            yield from self.lwi.acquire(p, lk, mode)
         self.rows[key] = p
         p.rows.append(key)
 
@@ -685,6 +700,8 @@ class Point:
                 t0 = sim.now
                 self.counters["hw_waits"] += 1
             yield from self._lockmgr(p, key)
+            if not any(q is not p and C.hw_conflicts(mode, m) for q, m in self.hw.get(key) or ()):
+                continue                        # released meanwhile: try again
             self.hw_waiters.setdefault(key, []).append(p)
             yield from pay(p)
             yield BLOCK
@@ -862,10 +879,12 @@ def _backend(sim, p, pt):
     ntx = len(txns)
     lock = pt.lock
     held_cond = set()
+    bufheld = []                                            # content locks held: [lock, mode]
     rowpop = pt.row_population
     while True:
         tp = txns[rng.randrange(ntx)]
         rowmap = {}
+        bufheld.clear()
         for op in tp.ops:
             c = op[0]
             if c == 0:
@@ -881,11 +900,18 @@ def _backend(sim, p, pt):
                         held_cond.add(lk)                        # did not get it: skip its release
                 else:
                     yield from lwi.acquire(p, lk, op[2])
+                    if lk.tranche == "BufferContent":
+                        bufheld.append((lk, op[2]))
             elif c == 2:
                 lk = lock(op[1], p)
                 if lk in held_cond:
                     held_cond.discard(lk)
                     continue
+                if bufheld and lk.tranche == "BufferContent":
+                    for i in range(len(bufheld) - 1, -1, -1):
+                        if bufheld[i][0] is lk:
+                            del bufheld[i]
+                            break
                 yield from lwi.release(p, lk)
                 if pins and lk.tranche == "BufferContent":
                     p.debt += sim.lw(p.core, lk.line)            # UnpinBuffer
@@ -898,6 +924,8 @@ def _backend(sim, p, pt):
                 got = yield from lwi.conditional(p, lk, op[2])
                 if not got:
                     held_cond.add(lk)
+                elif lk.tranche == "BufferContent":
+                    bufheld.append((lk, op[2]))
             elif c == 3:
                 yield from pt.wal_insert(p, op[1], op[2])
             elif c == 4:
@@ -914,7 +942,7 @@ def _backend(sim, p, pt):
                     key = (rel, m)
                 else:
                     key = (rel, rid)
-                yield from pt.row(p, key)
+                yield from pt.row(p, key, bufheld)
             elif c == 7:
                 yield from pt.hw_acquire(p, op[1], op[2])
             elif c == 8:

@@ -115,6 +115,18 @@ def trace_dirs(root, workload, variant, settings):
         for c in (root / workload / "stock", root / f"{workload}-stock"):
             if T.trace_files(str(c)):
                 return c, "stock"
+        # else the traces of another variant that changes only simulated
+        # protocols (first by name): what the simulator takes from a trace
+        # is then the same as stock's
+        wd = root / workload
+        for c in sorted(wd.iterdir()) if wd.is_dir() else []:
+            if c.is_dir() and T.trace_files(str(c)):
+                try:
+                    other = variant_settings(c.name)
+                except UsageError:
+                    continue
+                if set(other) <= SIM_ONLY:
+                    return c, c.name
     raise UsageError(f"no traces of {workload} with {variant} under {root}"
                      + ("" if set(settings) <= SIM_ONLY else
                         f" (it changes {', '.join(sorted(set(settings) - SIM_ONLY))}, "
