@@ -32,7 +32,7 @@ S := scripts
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE
 
-.PHONY: predict help deps postgres vanilla patched cassert tree export-patches \
+.PHONY: predict predict-check help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean \
 	server psql stop status pgbench
 
@@ -52,6 +52,7 @@ help:
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=)"
+	@echo "  make predict-check   the simulator's tests, and make predict reproducing a row of its validation.csv"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
 	@echo "  make aarch64         cross-compile the cassert build for aarch64 (build/install/aarch64); its tests: make check SUITES=aarch64"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
@@ -122,6 +123,9 @@ predict:
 	@cd bench-scripts && python3 -m flexsim.predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
 		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
 		$(if $(TRACES),--traces "$(abspath $(TRACES))")
+
+predict-check:
+	@cd bench-scripts && python3 -m unittest tests.test_flexsim
 
 clean:
 	@$(S)/server.sh stop >/dev/null 2>&1 || true

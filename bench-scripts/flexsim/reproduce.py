@@ -46,7 +46,7 @@ def run(row):
     p = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"^predicted tps = (\d+)$", p.stdout, re.M)
     got = int(m.group(1)) if m else None
-    return " ".join(cmd[3:]), got, p
+    return " ".join(cmd[4:]), got, p
 
 
 def main(argv=None):

@@ -17,6 +17,13 @@ committed before they meet a measurement:
       issue's 14 clear pairs and which side of 1 each comes out, and each
       point's tranches, simulated beside measured.
 
+  python3 -m flexsim.validate sensitivity --out RESULTS [--set ...] [--only ...] [--params ...]
+      the chosen points again with each parameter halved and doubled
+      (RESULTS/sensitivity-<version>.csv; compare adds its table).
+
+  python3 -m flexsim.validate combine --out RESULTS
+      RESULTS/validation.csv from every RESULTS/*/validation.csv.
+
 Declared calibration points (kept out of the score, said before any
 comparison): the A/A points (aa-calibration/) and the group-commit points
 (overhead-groupcommit/, group-commit) of the 16-core run.
@@ -326,6 +333,24 @@ def sensitivity_summary(fn, allrows, cores):
     return lines
 
 
+def cmd_combine(a):
+    """RESULTS/validation.csv: the rows of every RESULTS/*/validation.csv,
+    the 2-core check's first, then the 16-core run's (each in its order)."""
+    out = Path(a.out)
+    parts = []
+    for fn in out.glob("*/validation.csv"):
+        rows = list(csv.DictReader(open(fn)))
+        parts.append((min((int(r["cores"]) for r in rows), default=0), str(fn), rows))
+    with open(out / "validation.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for _, _, rows in sorted(parts):
+            for r in rows:
+                w.writerow({k: r[k] for k in FIELDS})
+    print(f"wrote {out / 'validation.csv'}: {sum(len(p[2]) for p in parts)} rows")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -349,8 +374,11 @@ def main():
     c = sub.add_parser("compare")
     c.add_argument("--set", default="sixteen")
     c.add_argument("--out", required=True)
+    cb = sub.add_parser("combine")
+    cb.add_argument("--out", required=True)
     a = ap.parse_args()
-    return {"predict": cmd_predict, "compare": cmd_compare, "sensitivity": cmd_sensitivity}[a.cmd](a)
+    return {"predict": cmd_predict, "compare": cmd_compare, "sensitivity": cmd_sensitivity,
+            "combine": cmd_combine}[a.cmd](a)
 
 
 if __name__ == "__main__":

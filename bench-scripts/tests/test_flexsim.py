@@ -312,6 +312,22 @@ class Predict(unittest.TestCase):
                 self.assertEqual(rc, 2)
                 self.assertIn(words, err)
 
+    def test_reproduce_a_row(self):
+        """`make predict` with a validation.csv row's settings prints that
+        row's predicted tps (the quickest row of the committed validation of
+        this model version)."""
+        from flexsim import params as P
+        from flexsim import reproduce as RP
+        import csv
+        vals = sorted((TOP / "bench-scripts" / "results").glob("*-flexsim-validation/validation.csv"))
+        rows = [r for v in vals for r in csv.DictReader(open(v)) if r["predicted_tps"] != ""
+                and r["model_version"].split("-")[0] == P.MODEL_VERSION]
+        if not rows:
+            self.skipTest(f"no validation.csv row of {P.MODEL_VERSION}")
+        row = RP.pick(rows)
+        cmd, got, p = RP.run(row)
+        self.assertEqual(got, int(row["predicted_tps"]), f"make {cmd}: {p.stdout[-500:]} {p.stderr[-500:]}")
+
     def test_make_usage(self):
         """make predict without its variables says what it needs."""
         r = subprocess.run(["make", "-s", "-C", str(TOP), "predict"], capture_output=True, text=True)
