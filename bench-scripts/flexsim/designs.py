@@ -67,7 +67,13 @@ def main(argv=None):
     def sim(w, v, c, n):
         key = f"{w}/{v}/{c}/{n}"
         if key not in detail:
-            r = PR.simulate(w, v, c, n, machine=MACHINE, seed=1)
+            try:
+                r = PR.simulate(w, v, c, n, machine=MACHINE, seed=1)
+            except PR.StallError as e:
+                detail[key] = {"error": str(e), "tps": None}
+                jf.write_text(json.dumps(detail, indent=1, default=str) + "\n")
+                print(f"{key}: {e}", flush=True)
+                return detail[key]
             detail[key] = {k: r[k] for k in ("tps", "transactions", "sim_ns", "events", "cpu_utilization",
                                              "tranches", "counters", "preemptions", "wakeups", "wall_s",
                                              "traces_variant")}
@@ -81,6 +87,12 @@ def main(argv=None):
         for c, n in POINTS:
             s = sim(w, "stock", c, n)
             d = sim(w, v, c, n)
+            if d.get("tps") is None or s.get("tps") is None:
+                rows.append({"workload": w, "variant": v, "cores": c, "clients": n, "machine": MACHINE,
+                             "predicted_tps": "", "stock_predicted_tps": "", "ratio": "",
+                             "model_version": P.MODEL_VERSION, "top_wait": "stalled: " + (d.get("error") or
+                                                                                         s.get("error"))})
+                continue
             nt = max(1, d["transactions"])
             top = max(d["tranches"].items(), key=lambda kv: kv[1]["wait_ns"], default=(None, None))
             rows.append({"workload": w, "variant": v, "cores": c, "clients": n, "machine": MACHINE,

@@ -273,9 +273,10 @@ class Point:
             if not opportunistic and pg > upto_page:
                 # the page we need is being initialised by another: spin for it
                 self.counters["pageinit_spins"] += 1
-                waiters = self.page_done.setdefault(upto_page, [])
-                waiters.append(p)
                 yield from pay(p)
+                if upto_page < self.init_upto:
+                    continue                    # finished while we paid: no spin (its kick came too early)
+                self.page_done.setdefault(upto_page, []).append(p)
                 yield SPIN
                 continue
             old = pg - WAL_BUFFERS

@@ -58,6 +58,14 @@ class UsageError(Exception):
     pass
 
 
+class StallError(Exception):
+    """No progress: every process asleep or spinning for good (a bug of the
+    model, reported rather than simulated forever)."""
+
+
+STALL_NS = 60e9         # 60 simulated seconds without finishing the run
+
+
 def default_machine(cores):
     return {2: "2core", 16: "16core"}.get(cores, "16core-current")
 
@@ -251,6 +259,8 @@ def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
     while pt.done < WARM_TXNS and sim.events < max_events / 4:
         sim.run(sim.now + step)
         step = min(step * 2, 50e6)
+        if sim.now > STALL_NS:
+            raise StallError(f"{pt.done} transactions in {sim.now / 1e9:.0f} simulated s: the simulation stalled")
     snap = pt._snapshot()
     t0 = sim.now
     ev0 = sim.events
@@ -262,6 +272,9 @@ def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
             break
         if sim.events - ev0 >= 2 * max_events:
             break
+        if sim.now - t0 > STALL_NS:
+            raise StallError(f"{pt.done - d0} transactions in {(sim.now - t0) / 1e9:.0f} simulated s of "
+                             "measurement: the simulation stalled")
         step = min(step * 1.5, 20e6)
     return pt._result(snap, sim.now - t0)
 
@@ -296,7 +309,7 @@ def main(argv=None):
             P.machine_profile_path(MACHINE_FILE.get(a.machine, a.machine))
         res = simulate(a.workload, a.variant, cores, clients, a.machine, int(a.seed),
                        a.traces or os.environ.get("TRACES") or None)
-    except (UsageError, P.ProfileError, T.TraceError) as e:
+    except (UsageError, StallError, P.ProfileError, T.TraceError) as e:
         print(f"make predict: {e}", file=sys.stderr)
         return 2
     if a.json:
