@@ -26,6 +26,7 @@
 #   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"  `make machine-profile`: more options
 #   WORKLOAD=w VARIANT=v PAIRS=w:v,... PAIRS_FILE=f TXNS=N TRACE_OUT=dir TRACE_ARGS="..."  `make trace` (SCALE too)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
+#   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES=  `make predict` (bench-scripts/flexsim)
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
 #   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
@@ -39,7 +40,7 @@ export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS 
 	RESULTS LAYERING_EXTRA_FUNCS LAYERING_FUNCS LAYERING_HELPERS LAYERING_TITLE \
 	MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
 
-.PHONY: help deps postgres vanilla patched cassert tree export-patches \
+.PHONY: predict predict-check help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \
 	server psql stop status pgbench
 
@@ -58,6 +59,8 @@ help:
 	@echo "  make lwbench         LWLock micro-benchmark: compare-exchange, fetch-add, read-biased (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
+	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=)"
+	@echo "  make predict-check   the simulator's tests, and make predict reproducing a row of its validation.csv"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
 	@echo "  make machine-profile cache-line transfer, semaphore wake-up, WAL flush time of this machine (MACHINE_PROFILE_OUT)"
 	@echo "  make trace           WORKLOAD= VARIANT= [TXNS= SCALE=]: lock traces with one client (docs/lock-trace.md)"
@@ -129,6 +132,17 @@ server:
 
 psql stop status pgbench:
 	@FLEXLOCK_CMDLINE="$(SERVER_CMDLINE)" $(S)/server.sh $@
+
+# the simulator (bench-scripts/flexsim, docs/simulator.md): python3 only
+predict:
+	@if [ -z "$(WORKLOAD)" ] || [ -z "$(CORES)" ] || [ -z "$(CLIENTS)" ]; then \
+		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir]" >&2; exit 2; fi
+	@cd bench-scripts && python3 -m flexsim.predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
+		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
+		$(if $(TRACES),--traces "$(abspath $(TRACES))")
+
+predict-check:
+	@cd bench-scripts && python3 -m unittest tests.test_flexsim
 
 clean:
 	@$(S)/server.sh stop >/dev/null 2>&1 || true

@@ -1,0 +1,194 @@
+"""The simulator's calibration on the traces' machine: the CPU time per
+transaction of one client's backend and of pgbench, measured on their own
+processes (utime + stime from /proc/PID/stat between two instants of a
+1-client run, over the transactions committed meanwhile), so that other
+work on the machine does not enter it.  The simulator takes the client's
+time from it, and the backend's time outside the traced transactions (its
+CPU time less the traced transaction's).
+
+    python3 -m flexsim.calibrate --out FILE [--workloads a,b] [--secs 10]
+                                 [--variant stock]
+
+Uses the flexbench package (servers, workloads) and the patched build
+(FLEXLOCK_BUILD).  Writes FILE (json): per workload the backend's and
+pgbench's CPU microseconds per transaction, the transactions per second at
+1 client, the load average before and after each run.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from flexbench import config  # noqa: E402
+from flexbench.config import Workload, variant_settings  # noqa: E402
+from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh  # noqa: E402
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid):
+    """utime + stime of a process, in seconds (None if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    fields = s[s.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
+def find_descendant(pid, name):
+    """The pid of a process called name among pid and its descendants."""
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/comm") as f:
+                if f.read().strip() == name:
+                    return p
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return None
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def measure(srv, w, cmd, secs, settle=2.0):
+    """Run pgbench (cmd, 1 client) for settle + secs + 1 s; between settle
+    and settle + secs read the CPU time of its backend and of pgbench and the
+    commits of the workload's database."""
+    full = cmd + ["-T", str(int(settle + secs + 1)), w.dbname]
+    proc = subprocess.Popen(as_user(full), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = {}
+
+    def probe():
+        time.sleep(settle)
+        be = pg = None
+        for _ in range(50):
+            be = srv.psql(f"SELECT pid FROM pg_stat_activity WHERE datname = '{w.dbname}' "
+                          "AND application_name = 'pgbench' AND pid <> pg_backend_pid() LIMIT 1")
+            pg = find_descendant(proc.pid, "pgbench")
+            if be and pg:
+                break
+            time.sleep(0.1)
+        if not be or not pg:
+            out["error"] = f"backend {be!r}, pgbench {pg!r}"
+            return
+        be = int(be)
+
+        def commits():
+            return int(srv.psql(f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{w.dbname}'"))
+        srv.psql("SELECT pg_stat_clear_snapshot()")
+        c0, b0, p0, t0 = commits(), proc_cpu(be), proc_cpu(pg), time.monotonic()
+        time.sleep(secs)
+        c1, b1, p1, t1 = commits(), proc_cpu(be), proc_cpu(pg), time.monotonic()
+        if None in (b0, b1, p0, p1):
+            return
+        out.update(commits=c1 - c0, backend_s=b1 - b0, pgbench_s=p1 - p0, wall_s=t1 - t0)
+    th = threading.Thread(target=probe)
+    th.start()
+    text = proc.communicate()[0]
+    th.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"pgbench failed: {text[-500:]}")
+    if not out or out.get("commits", 0) <= 0:
+        raise RuntimeError(f"could not measure the backend and pgbench ({out})")
+    # pg_stat_database counts commits as the backends report them (at most
+    # once a second): the commits of the interval, within a second's worth
+    n = out["commits"]
+    return {"transactions": n, "backend_cpu_us_per_txn": out["backend_s"] / n * 1e6,
+            "pgbench_cpu_us_per_txn": out["pgbench_s"] / n * 1e6, "tps": n / out["wall_s"],
+            "wall_s": out["wall_s"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--workloads", default="select-only,hot-rows,tpcb-logged,tpcb-unlogged,xid-storm,group-commit,"
+                                            "insert-1000,wal-emit-small,wal-emit-large,btree-ordered")
+    ap.add_argument("--secs", type=float, default=10)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--variant", default="stock")
+    a = ap.parse_args()
+    prepare_run_user()
+    config.check_installed("patched")
+    work = config.BUILD / "flexsim-calibrate"
+    sh(["rm", "-rf", str(work)])
+    work.mkdir(parents=True)
+    sock = work / "sock"
+    sock.mkdir()
+    if os.geteuid() == 0:
+        sh(["chown", "-R", os.environ.get("FLEXLOCK_USER", "flexlock"), str(work)])
+    log = work / "driver.log"
+    base = base_settings(4)
+    srv = Server("patched", work, sock, base, log)
+    srv.initdb()
+    srv.start()
+    srv.setup_flexlock()
+    gucs = {k: v for k, v in variant_settings(a.variant).items() if not k.startswith("flexlock_test.")}
+    srv.set_variant(a.variant, gucs)
+    result = {"format": "flexsim calibration 1", "variant": a.variant, "secs": a.secs, "reps": a.reps,
+              "settings": {k: v for k, v in base.items() if k not in ("listen_addresses", "log_line_prefix")},
+              "workloads": {}}
+    try:
+        for wname in a.workloads.split(","):
+            w = Workload(wname)
+            srv.psql(f"CREATE DATABASE {w.dbname}")
+            if w.pgbench_init:
+                init = w.pgbench_init.replace("{scale}", str(w.scale))
+                sh(as_user([srv.bin("pgbench")] + srv.conn() + ["-i", "-q"] + shlex.split(init) + [w.dbname]), log)
+            if w.init_sql:
+                tmp = work / f"{wname}.init.sql"
+                tmp.write_text(w.init_sql.read_text().replace("{scale}", str(w.scale)))
+                os.chmod(tmp, 0o644)
+                srv.psql_file(tmp, w.dbname)
+            for k, v in w.session.items():
+                srv.psql(f"ALTER DATABASE {w.dbname} SET {k} = '{v}'")
+            srv.psql("VACUUM ANALYZE", w.dbname)
+            fargs = []
+            for src, weight in w.scripts:
+                dst = work / f"{wname}-{src.name}"
+                dst.write_text(src.read_text())
+                os.chmod(dst, 0o644)
+                fargs += ["-f", str(dst) if weight is None else f"{dst}@{weight}"]
+            cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", "1", "-j", "1", "-D", f"scale={w.scale}"]
+            for k, v in w.vars.items():
+                cmd += ["-D", f"{k}={v}"]
+            cmd += w.pgbench_args + fargs
+            reps = []
+            for r in range(a.reps):
+                if w.reset_sql:
+                    srv.psql(w.reset_sql, w.dbname)
+                srv.psql("CHECKPOINT")
+                la0 = loadavg()
+                m = measure(srv, w, cmd, a.secs)
+                m["loadavg_before"], m["loadavg_after"] = la0, loadavg()
+                reps.append(m)
+                print(f"{wname} rep {r + 1}: {m['tps']:.0f} tps, backend {m['backend_cpu_us_per_txn']:.1f} us/txn, "
+                      f"pgbench {m['pgbench_cpu_us_per_txn']:.1f} us/txn (load {la0} -> {m['loadavg_after']})",
+                      flush=True)
+            med = {k: sorted(r[k] for r in reps)[len(reps) // 2]
+                   for k in ("backend_cpu_us_per_txn", "pgbench_cpu_us_per_txn", "tps")}
+            result["workloads"][wname] = {"median": med, "reps": reps}
+    finally:
+        srv.stop()
+    Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

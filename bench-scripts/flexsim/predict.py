@@ -1,0 +1,329 @@
+"""Predict one point: `make predict WORKLOAD=... VARIANT=... CORES=... CLIENTS=...`.
+
+    python3 -m flexsim.predict --workload W --variant V --cores C --clients N
+        [--machine NAME] [--seed S] [--traces DIR] [--json]
+
+Prints `predicted tps = N` and the per-tranche table (acquisitions, sleeps,
+wait time per transaction, the hottest lock's exclusive utilization).  The
+same arguments give the same figures (fixed seed, deterministic engine).
+
+The machine: --machine names a profile of bench-scripts/flexsim/machines/;
+by default 2core (this machine, measured) for 2 cores, 16core (the 16-core
+run of 2026-11-22: its assumed constants and the code it ran) for 16, and
+16core-current (the same constants with this series' code) for any other
+count.  The traces: the workload's traces of the variant, or of stock
+settings when the variant changes only protocols the simulator runs itself.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from . import compile as C  # noqa: E402
+from . import model as M  # noqa: E402
+from . import params as P  # noqa: E402
+from . import trace as T  # noqa: E402
+
+TOP = Path(os.environ.get("FLEXLOCK_TOP", HERE.parent.parent))
+WORKLOADS = TOP / "bench-scripts" / "workloads"
+VARIANTS = TOP / "variants"
+
+# settings whose protocols the simulator runs itself: a variant that changes
+# only these replays the stock traces
+SIM_ONLY = {"wal_insert_locks", "procarray_group_clear", "lwlock_shared_add", "wal_flush_wait",
+            "wal_insert_reservation", "wal_buffer_init", "lwlock_implementation", "lwlock_read_biased"}
+# what each machine profile runs: the 16-core run had the first holder design
+MACHINE_SERIES = {"16core": {"flexsim.holder_version": "1"}}
+MACHINE_FILE = {"16core-current": "16core"}
+# variants of the 16-core run that have no config file (its walinsert sweep),
+# and the names of stock settings in its A/A check and of the vanilla build
+EXTRA_VARIANTS = {f"walinsert-{n}": {"wal_insert_locks": str(n)} for n in (1, 2, 4, 8, 16, 32, 64, 128)}
+ALIASES = {"stock-again": "stock", "vanilla": "stock"}
+
+# run length: enough simulated transactions, within an event budget
+WARM_TXNS = 100
+TARGET_TXNS = 1500
+MIN_MEASURE_NS = 2e6
+MAX_EVENTS = 6e6
+
+
+class UsageError(Exception):
+    pass
+
+
+class StallError(Exception):
+    """No progress: every process asleep or spinning for good (a bug of the
+    model, reported rather than simulated forever)."""
+
+
+STALL_NS = 60e9         # 60 simulated seconds without finishing the run
+
+
+def default_machine(cores):
+    return {2: "2core", 16: "16core"}.get(cores, "16core-current")
+
+
+def variant_settings(name):
+    name = ALIASES.get(name, name)
+    if name in EXTRA_VARIANTS and not (VARIANTS / f"{name}.conf").exists():
+        return dict(EXTRA_VARIANTS[name])
+    p = VARIANTS / f"{name}.conf"
+    if not p.exists():
+        known = sorted([x.stem for x in VARIANTS.glob("*.conf")] + list(EXTRA_VARIANTS) + list(ALIASES))
+        raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
+    out = {}
+    for line in p.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line or "=" not in line:
+            continue
+        k, v = (x.strip() for x in line.split("=", 1))
+        v = v.strip("'\"")
+        if not k.startswith("flexlock_test."):
+            out[k] = v
+    return out
+
+
+def statements(workload):
+    """Client statements per transaction of a workload's script (None for a
+    workload of several scripts: round trips are then found by gap length)."""
+    conf = WORKLOADS / f"{workload}.conf"
+    if not conf.exists():
+        known = sorted(x.stem for x in WORKLOADS.glob("*.conf"))
+        raise UsageError(f"unknown workload {workload!r} (known: {', '.join(known)})")
+    text = conf.read_text()
+    if re.search(r"^\s*scripts\s*=", text, re.M):
+        return None
+    m = re.search(r"^\s*script\s*=\s*(\S+)", text, re.M)
+    script = WORKLOADS / (m.group(1) if m else f"{workload}.sql")
+    n = 0
+    for line in script.read_text().splitlines():
+        s = line.strip()
+        if not s or s.startswith("--") or s.startswith("\\"):
+            continue
+        if s.endswith(";"):
+            n += 1
+    return max(1, n)
+
+
+def trace_dirs(root, workload, variant, settings):
+    """The trace directory of (workload, variant) under root, else stock's
+    when the variant changes only simulated protocols."""
+    cands = [root / workload / variant, root / f"{workload}-{variant}"]
+    for c in cands:
+        if T.trace_files(str(c)):
+            return c, variant
+    if set(settings) <= SIM_ONLY:
+        for c in (root / workload / "stock", root / f"{workload}-stock"):
+            if T.trace_files(str(c)):
+                return c, "stock"
+        # else the traces of another variant that changes only simulated
+        # protocols (first by name): what the simulator takes from a trace
+        # is then the same as stock's
+        wd = root / workload
+        for c in sorted(wd.iterdir()) if wd.is_dir() else []:
+            if c.is_dir() and T.trace_files(str(c)):
+                try:
+                    other = variant_settings(c.name)
+                except UsageError:
+                    continue
+                if set(other) <= SIM_ONLY:
+                    return c, c.name
+    raise UsageError(f"no traces of {workload} with {variant} under {root}"
+                     + ("" if set(settings) <= SIM_ONLY else
+                        f" (it changes {', '.join(sorted(set(settings) - SIM_ONLY))}, "
+                        "which the simulator takes from the traces: stock's will not do)"))
+
+
+def default_traces():
+    idx = HERE / "traces.json"
+    if idx.exists():
+        d = json.loads(idx.read_text())
+        return (TOP / "bench-scripts" / d["dir"]).resolve()
+    return None
+
+
+def load_calibration(workload, machine_name):
+    cal = HERE / "calibration" / "2core-stock.json"
+    if not cal.exists():
+        raise UsageError(f"no calibration ({cal}): run python3 -m flexsim.calibrate")
+    d = json.loads(cal.read_text())
+    w = d["workloads"].get(workload)
+    if w is None:
+        raise UsageError(f"the calibration {cal.name} has no {workload}")
+    return w["median"]
+
+
+_cache = {}
+
+
+def program_for(workload, variant, traces_root=None):
+    nstat = statements(workload)
+    settings = variant_settings(variant)
+    root = Path(traces_root) if traces_root else default_traces()
+    if root is None:
+        raise UsageError("no traces: give --traces DIR (or TRACES=DIR), or commit flexsim/traces.json")
+    d, used = trace_dirs(root, workload, variant, settings)
+    key = str(d)
+    if key not in _cache:
+        traces = T.load_dir(d)
+        _cache[key] = C.compile_traces(traces, statements=nstat, local_ns=trace_local_ns(),
+                                       rt_gap_ns=30000.0)
+    return _cache[key], settings, used, d
+
+
+def trace_local_ns():
+    """The local atomic cost of the traces' machine (this one)."""
+    try:
+        return P.const(P.load_profile(P.machine_profile_path("2core")), "uncontended_cas_ns")
+    except P.ProfileError:
+        return 10.0
+
+
+def calibration_for(program, workload, machine_profile):
+    """The CPU time the traces do not show, on the traces' machine: the
+    backend's per transaction outside the traced transaction (from the
+    traces' begin lines: the time since the previous transaction less the
+    wait for the client; else the 1-client calibration run's backend CPU
+    less the traced CPU), and pgbench's per statement (the calibration
+    run's pgbench CPU over the statements), each less the semaphore post it
+    makes (the engine charges those)."""
+    cal = load_calibration(workload, None)
+    R = program.mean("rts") + 1
+    traced_cpu_us = (program.mean("cpu_ns") + _copy_ns(program)) / 1000.0
+    prof2 = P.load_profile(P.machine_profile_path("2core"))
+    post_us = P.const(prof2, "sem_wake_same_core_ns") / 2 / 1000.0
+    if program.info.get("outside_backend_ns") is not None:
+        backend_out = program.info["outside_backend_ns"] / 1000.0 - post_us
+        source = "traces"
+    else:
+        backend_out = cal["backend_cpu_us_per_txn"] - traced_cpu_us - post_us
+        source = "calibration run"
+    client = cal["pgbench_cpu_us_per_txn"] / R - post_us
+    return {"c_backend_ns": max(0.0, backend_out) * 1000.0, "c_client_ns": max(0.0, client) * 1000.0,
+            "backend_outside_source": source, "statements": R, "traced_cpu_us": traced_cpu_us,
+            "backend_cpu_us_per_txn": cal["backend_cpu_us_per_txn"],
+            "pgbench_cpu_us_per_txn": cal["pgbench_cpu_us_per_txn"]}
+
+
+def _copy_ns(program):
+    tot = 0.0
+    for t in program.txns:
+        for op in t.ops:
+            if op[0] == C.OP_WAL:
+                tot += op[2]
+            elif op[0] == C.OP_CLEAR:
+                tot += op[1]
+    return tot / len(program.txns)
+
+
+def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_root=None, scale=None,
+             program=None, calib=None, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
+    """One point: the result dict of model.Point.run with what went in."""
+    if cores < 1 or clients < 1:
+        raise UsageError("cores and clients must be at least 1")
+    machine = machine or default_machine(cores)
+    settings = variant_settings(variant)
+    used, tdir = variant, None
+    if program is None:
+        program, settings, used, tdir = program_for(workload, variant, traces_root)
+    prof = P.load_profile(P.machine_profile_path(MACHINE_FILE.get(machine, machine)))
+    settings = dict(settings)
+    settings.update(MACHINE_SERIES.get(machine, {}))
+    mach = P.machine_from_profile(prof, cores, scale)
+    if calib is None:
+        calib = calibration_for(program, workload, prof)
+    costs = P.costs(prof, calib, scale)
+    pt = M.Point(program, mach, M.Variant(settings), costs, clients, seed=seed)
+    t0 = time.perf_counter()
+    res = run_point(pt, max_events, target_txns)
+    res["wall_s"] = time.perf_counter() - t0
+    res.update(workload=workload, variant=variant, cores=cores, clients=clients, machine=machine,
+               model_version=P.MODEL_VERSION, traces=str(tdir) if tdir else None, traces_variant=used,
+               seed=seed)
+    return res
+
+
+def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
+    """Warm up until WARM_TXNS transactions (or a quarter of the event
+    budget), then measure until target_txns more, at least MIN_MEASURE_NS,
+    within the event budget."""
+    sim = pt.sim
+    step = 1e6
+    while pt.done < WARM_TXNS and sim.events < max_events / 4:
+        sim.run(sim.now + step)
+        step = min(step * 2, 50e6)
+        if sim.now > STALL_NS:
+            raise StallError(f"{pt.done} transactions in {sim.now / 1e9:.0f} simulated s: the simulation stalled")
+    snap = pt._snapshot()
+    t0 = sim.now
+    ev0 = sim.events
+    d0 = pt.done
+    step = MIN_MEASURE_NS / 4
+    while True:
+        sim.run(sim.now + step)
+        if sim.now - t0 >= MIN_MEASURE_NS and (pt.done - d0 >= target_txns or sim.events - ev0 >= max_events):
+            break
+        if sim.events - ev0 >= 2 * max_events:
+            break
+        if sim.now - t0 > STALL_NS:
+            raise StallError(f"{pt.done - d0} transactions in {(sim.now - t0) / 1e9:.0f} simulated s of "
+                             "measurement: the simulation stalled")
+        step = min(step * 1.5, 20e6)
+    return pt._result(snap, sim.now - t0)
+
+
+def table(res):
+    n = max(1, res["transactions"])
+    lines = [f"{'tranche':<16} {'acq/txn':>10} {'sleeps/txn':>11} {'wait us/txn':>12} {'hottest util':>13}"]
+    for k, v in sorted(res["tranches"].items(), key=lambda kv: -kv[1]["wait_ns"]):
+        lines.append(f"{k:<16} {v['acquires'] / n:>10.2f} {v['sleeps'] / n:>11.3f} {v['wait_ns'] / n / 1000:>12.2f} "
+                     f"{v['hottest_utilization']:>13.3f}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="make predict", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", required=True)
+    ap.add_argument("--variant", default="stock")
+    ap.add_argument("--cores", required=True)
+    ap.add_argument("--clients", required=True)
+    ap.add_argument("--machine")
+    ap.add_argument("--seed", default="1")
+    ap.add_argument("--traces")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        for name in ("cores", "clients", "seed"):
+            v = getattr(a, name)
+            if not re.fullmatch(r"[0-9]+", v or "") or int(v) < (0 if name == "seed" else 1):
+                raise UsageError(f"{name.upper()} must be a positive integer, not {v!r}")
+        cores, clients = int(a.cores), int(a.clients)
+        if a.machine:
+            P.machine_profile_path(MACHINE_FILE.get(a.machine, a.machine))
+        res = simulate(a.workload, a.variant, cores, clients, a.machine, int(a.seed),
+                       a.traces or os.environ.get("TRACES") or None)
+    except (UsageError, StallError, P.ProfileError, T.TraceError) as e:
+        print(f"make predict: {e}", file=sys.stderr)
+        return 2
+    if a.json:
+        print(json.dumps(res, indent=1, default=str))
+        return 0
+    print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}), "
+          f"{cores} cores, {clients} clients, machine {res['machine']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
+          f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")
+    print(f"predicted tps = {res['tps']:.0f}")
+    print(f"CPU utilization {res['cpu_utilization']:.2f}, preemptions {res['preemptions']}, "
+          f"wakeups {res['wakeups']}")
+    print(table(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,385 @@
+"""The simulator's validation, in two steps so that predictions are
+committed before they meet a measurement:
+
+  python3 -m flexsim.validate predict --set sixteen|DIR --out RESULTS [--scale NAME=F ...] [--tag TAG]
+      simulates every point of a set (sixteen: the 74 pgbench points of the
+      16-core run of 2026-11-22; DIR: a flexbench run directory of this
+      machine) and writes RESULTS/predictions-<model version>[-TAG].csv
+      and .json (the simulator's own counters per point).  Reads the
+      points' settings only, never their measured figures.
+
+  python3 -m flexsim.validate compare --out RESULTS [--set ...]
+      joins every predictions-*.csv of RESULTS with the measurements and
+      writes RESULTS/validation.csv (point, workload, variant, cores,
+      clients, measured_tps, predicted_tps, model_version, calibration)
+      and RESULTS/comparison.md: the error of each point, the median
+      absolute error and the share within 50% over the scored points, the
+      issue's 14 clear pairs and which side of 1 each comes out, and each
+      point's tranches, simulated beside measured.
+
+  python3 -m flexsim.validate sensitivity --out RESULTS [--set ...] [--only ...] [--params ...]
+      the chosen points again with each parameter halved and doubled
+      (RESULTS/sensitivity-<version>.csv; compare adds its table).
+
+  python3 -m flexsim.validate combine --out RESULTS
+      RESULTS/validation.csv from every RESULTS/*/validation.csv.
+
+Declared calibration points (kept out of the score, said before any
+comparison): the A/A points (aa-calibration/) and the group-commit points
+(overhead-groupcommit/, group-commit) of the 16-core run.
+"""
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from flexsim import measured as MS  # noqa: E402
+from flexsim import params as P  # noqa: E402
+from flexsim import predict as PR  # noqa: E402
+
+FIELDS = ["point", "workload", "variant", "cores", "clients", "measured_tps", "predicted_tps", "model_version",
+          "calibration"]
+
+# the issue's 14 clear pairs of the 16-core run: (workload, variant, clients) against stock at the same
+# clients, and the measured side of 1
+CLEAR_PAIRS = [
+    ("insert-1000", "walinsert-1", 16, "walinsert"), ("insert-1000", "walinsert-1", 32, "walinsert"),
+    ("insert-1000", "walinsert-128", 16, "walinsert"), ("insert-1000", "walinsert-128", 32, "walinsert"),
+    ("insert-1000", "walinsert-2", 16, "walinsert-sweep"), ("insert-1000", "walinsert-16", 16, "walinsert-sweep"),
+    ("insert-1000", "walinsert-32", 16, "walinsert-sweep"), ("insert-1000", "walinsert-64", 16, "walinsert-sweep"),
+    ("wal-emit-small", "walinsert-1", 16, "walinsert"), ("wal-emit-small", "walinsert-1", 32, "walinsert"),
+    ("xid-storm", "groupclear-holder", 16, "holder"), ("xid-storm", "groupclear-holder", 64, "holder"),
+    ("xid-storm", "groupclear-off", 64, "holder"),
+    ("btree-ordered", "btree-share-descent", 16, "btree-recheck"),
+]
+
+
+def is_calibration(m):
+    return m.run == "aa-calibration" or (m.run == "overhead-groupcommit" and m.workload == "group-commit")
+
+
+def point_name(m, cores):
+    base = "2026-11-22-16core" if cores == 16 else "2core"
+    return f"{base}/{m.run}/{m.workload}/{m.build}-{m.variant}/c{m.clients}"
+
+
+def row_variant(m):
+    """The variant as variants/ names it (stock for stock settings, vanilla
+    for the vanilla build; the A/A copy of stock is stock)."""
+    if m.build == "vanilla":
+        return "vanilla"
+    return "stock" if m.variant == "stock-again" else m.variant
+
+
+def points_of(setname):
+    if setname == "sixteen":
+        return MS.sixteen_core_points(), 16
+    pts = MS.load_run(setname)
+    return pts, 2
+
+
+def cmd_predict(a):
+    pts, cores = points_of(a.set)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    scale = {}
+    for s in a.scale or []:
+        k, v = s.split("=")
+        scale[k] = float(v)
+    tag = P.MODEL_VERSION + (f"-{a.tag}" if a.tag else "")
+    rows, detail = [], {}
+    cache = {}
+    t_start = time.time()
+    for i, m in enumerate(pts):
+        if a.only and a.only not in point_name(m, cores):
+            continue
+        var = row_variant(m)
+        key = (m.workload, var, m.clients)
+        name = point_name(m, cores)
+        if key in cache:
+            res = cache[key]
+        else:
+            try:
+                res = PR.simulate(m.workload, var, cores, m.clients, machine=a.machine, seed=1,
+                                  traces_root=a.traces, scale=scale or None,
+                                  max_events=a.max_events or PR.MAX_EVENTS)
+            except PR.UsageError as e:
+                res = {"error": str(e)}                 # no traces of it: a row without a prediction
+            cache[key] = res
+        if "error" in res:
+            rows.append({"point": name, "workload": m.workload, "variant": var, "cores": cores, "clients": m.clients,
+                         "predicted_tps": "", "model_version": tag,
+                         "calibration": "true" if cores == 16 and is_calibration(m) else "false"})
+            detail[name] = {"error": res["error"]}
+            print(f"[{i + 1}/{len(pts)}] {name}: not predicted ({res['error']})", flush=True)
+            continue
+        rows.append({"point": name, "workload": m.workload, "variant": var, "cores": cores, "clients": m.clients,
+                     "predicted_tps": round(res["tps"]), "model_version": tag,
+                     "calibration": "true" if cores == 16 and is_calibration(m) else "false"})
+        detail[name] = {k: res[k] for k in ("tps", "transactions", "sim_ns", "events", "cpu_utilization",
+                                            "tranches", "counters", "preemptions", "wakeups", "wall_s",
+                                            "machine", "traces_variant")}
+        print(f"[{i + 1}/{len(pts)}] {name}: {res['tps']:.0f} tps ({res['wall_s']:.1f} s, "
+              f"{time.time() - t_start:.0f} s in all)", flush=True)
+    fn = out / f"predictions-{tag}.csv"
+    with open(fn, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[k for k in FIELDS if k != "measured_tps"])
+        w.writeheader()
+        w.writerows(rows)
+    (out / f"predictions-{tag}.json").write_text(json.dumps(detail, indent=1, default=str) + "\n")
+    print(f"wrote {fn}")
+    return 0
+
+
+def _ratio_side(r):
+    return "below 1" if r < 1 else "above 1"
+
+
+def cmd_compare(a):
+    out = Path(a.out)
+    pts, cores = points_of(a.set)
+    meas = {point_name(m, cores): m for m in pts}
+    allrows = []
+    for fn in sorted(out.glob("predictions-*.csv")):
+        for r in csv.DictReader(open(fn)):
+            m = meas.get(r["point"])
+            if m is None:
+                raise SystemExit(f"{fn}: point {r['point']} is not a measured point of {a.set}")
+            r["measured_tps"] = round(m.tps)
+            allrows.append(r)
+    with open(out / "validation.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for r in allrows:
+            w.writerow({k: r[k] for k in FIELDS})
+    versions = sorted({r["model_version"] for r in allrows})
+    lines = [f"# Validation: {a.set}", ""]
+    for v in versions:
+        rows = [r for r in allrows if r["model_version"] == v]
+        lines += summary(v, rows, meas, out, cores)
+    for fn in sorted(out.glob("sensitivity-*.csv")):
+        lines += sensitivity_summary(fn, allrows, cores)
+    (out / "comparison.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:60]))
+    return 0
+
+
+def summary(version, rows, meas, out, cores):
+    allscored = [r for r in rows if r["calibration"] == "false"]
+    scored = [r for r in allscored if r["predicted_tps"] != ""]
+    errs = [float(r["predicted_tps"]) / float(r["measured_tps"]) - 1 for r in scored]
+    lines = [f"## Model {version}", ""]
+    if errs:
+        med = statistics.median(abs(e) for e in errs)
+        within = sum(1 for e in errs if abs(e) <= 0.5)
+        within20 = sum(1 for e in errs if abs(e) <= 0.2)
+        lines.append(f"Scored points: {len(allscored)}, of them predicted {len(errs)} (the others have no "
+                     f"traces); over the predicted ones: median absolute error **{med:.0%}**; within 50%: "
+                     f"**{within} of {len(errs)} ({within / len(errs):.0%})**; within 20%: {within20} of "
+                     f"{len(errs)}; calibration points {len(rows) - len(allscored)}.")
+        lines.append("")
+    rows = [r for r in rows if r["predicted_tps"] != ""] + [r for r in rows if r["predicted_tps"] == ""]
+    detail = {}
+    jf = out / f"predictions-{version}.json"
+    if jf.exists():
+        detail = json.loads(jf.read_text())
+    if cores == 16:
+        by = {(r["point"].split("/")[1], r["workload"], r["variant"], int(r["clients"])): r for r in rows}
+        lines += ["### The 14 clear pairs (variant / stock, patched build, same clients)", "",
+                  "| workload | variant | clients | measured | predicted | same side of 1 |", "|---|---|---:|---:|---:|---|"]
+        same = 0
+        for w, v, c, d in CLEAR_PAIRS:
+            a_ = by.get((d, w, v, c))
+            b_ = by.get((d, w, "stock", c))
+            if not a_ or not b_ or a_["predicted_tps"] == "" or b_["predicted_tps"] == "":
+                mr = (f"{float(a_['measured_tps']) / float(b_['measured_tps']):.3f}" if a_ and b_ else "-")
+                lines.append(f"| {w} | {v} | {c} | {mr} | - | (no prediction: no traces) |")
+                continue
+            mr = float(a_["measured_tps"]) / float(b_["measured_tps"])
+            pr = float(a_["predicted_tps"]) / float(b_["predicted_tps"])
+            ok = (mr < 1) == (pr < 1)
+            same += ok
+            lines.append(f"| {w} | {v} | {c} | {mr:.3f} | {pr:.3f} | {'yes' if ok else 'no'} |")
+        lines += ["", f"Same side of 1: **{same} of {len(CLEAR_PAIRS)}**.", ""]
+    lines += ["### Every point", "",
+              "| point | measured tps | predicted tps | error | calibration | top simulated waits (sleeps/txn, us/txn) | "
+              "top measured waits |", "|---|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        m = meas[r["point"]]
+        if r["predicted_tps"] == "":
+            lines.append(f"| {r['point']} | {r['measured_tps']} | - | - | {r['calibration']} | "
+                         f"(no traces of {r['workload']}) | - |")
+            continue
+        e = float(r["predicted_tps"]) / float(r["measured_tps"]) - 1
+        sim = detail.get(r["point"], {}).get("tranches", {})
+        n = max(1, detail.get(r["point"], {}).get("transactions", 1))
+        st = sorted(sim.items(), key=lambda kv: -kv[1]["wait_ns"])[:3]
+        mt = sorted(m.tranches.items(), key=lambda kv: -kv[1]["wait_us"])[:3]
+        sdesc = "; ".join(f"{k} {v['sleeps'] / n:.2f}, {v['wait_ns'] / n / 1000:.1f}" for k, v in st
+                          if v["wait_ns"] > 0)
+        mdesc = "; ".join(f"{k} {v['sleeps']:.2f}, {v['wait_us']:.1f}" for k, v in mt if v["wait_us"] > 0.05)
+        lines.append(f"| {r['point']} | {r['measured_tps']} | {r['predicted_tps']} | {e:+.0%} | {r['calibration']} | "
+                     f"{sdesc or '-'} | {mdesc or '-'} |")
+    lines.append("")
+    return lines
+
+
+# what the sensitivity runs halve and double: the machine profile's constants
+# and the model's assumptions (params.ASSUMPTIONS), and the CPU time the
+# traces do not show
+SENSITIVITY = ["line_transfer_ns", "uncontended_cas_ns", "sem_wake_cross_core_ns", "sem_wake_same_core_ns",
+               "wal_flush_us", "cpu_speed_ratio", "slice_ns", "outside_cpu", "c_pageinit_ns", "c_write_call_ns",
+               "c_write_page_ns", "c_member_ns", "c_lockmgr_ns"]
+
+
+def cmd_sensitivity(a):
+    """Every SENSITIVITY parameter halved and doubled, over the points whose
+    name contains one of --only (comma separated; default all): writes
+    RESULTS/sensitivity-<version>.csv (parameter, factor, point, predicted
+    tps).  Reads no measurement."""
+    pts, cores = points_of(a.set)
+    out = Path(a.out)
+    sel = [m for m in pts if not a.only or any(o in point_name(m, cores) for o in a.only.split(","))]
+    params = a.params.split(",") if a.params else SENSITIVITY
+    fn = out / f"sensitivity-{P.MODEL_VERSION}.csv"
+    done = set()
+    if fn.exists():
+        for r in csv.DictReader(open(fn)):
+            done.add((r["parameter"], r["factor"], r["point"]))
+    new = not fn.exists()
+    with open(fn, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["parameter", "factor", "point", "predicted_tps"])
+        if new:
+            w.writeheader()
+        for prm in params:
+            for fac in (0.5, 2.0):
+                cache = {}
+                for m in sel:
+                    name = point_name(m, cores)
+                    if (prm, str(fac), name) in done:
+                        continue
+                    var = row_variant(m)
+                    key = (m.workload, var, m.clients)
+                    if key not in cache:
+                        try:
+                            PR.program_for(m.workload, var, a.traces)
+                        except PR.UsageError:
+                            cache[key] = None               # no traces of it
+                            continue
+                        cache[key] = PR.simulate(m.workload, var, cores, m.clients, machine=a.machine, seed=1,
+                                                 traces_root=a.traces, scale={prm: fac},
+                                                 max_events=a.max_events or PR.MAX_EVENTS)["tps"]
+                    if cache[key] is None:
+                        continue
+                    w.writerow({"parameter": prm, "factor": fac, "point": name, "predicted_tps": round(cache[key])})
+                    f.flush()
+                print(f"{prm} x {fac}: {len(cache)} simulations", flush=True)
+    return 0
+
+
+def _scores(pred, rows, cores):
+    """(median abs error, share within 50%, clear pairs on the measured side)
+    of predictions {point: tps} over the scored rows they cover."""
+    errs = [pred[r["point"]] / float(r["measured_tps"]) - 1 for r in rows
+            if r["calibration"] == "false" and r["point"] in pred and pred[r["point"]] is not None]
+    med = statistics.median(abs(e) for e in errs) if errs else None
+    within = sum(1 for e in errs if abs(e) <= 0.5) / len(errs) if errs else None
+    same = n = 0
+    if cores == 16:
+        by = {(r["point"].split("/")[1], r["workload"], r["variant"], int(r["clients"])): r for r in rows}
+        for w, v, c, d in CLEAR_PAIRS:
+            a_, b_ = by.get((d, w, v, c)), by.get((d, w, "stock", c))
+            if not a_ or not b_ or a_["point"] not in pred or b_["point"] not in pred:
+                continue
+            n += 1
+            mr = float(a_["measured_tps"]) / float(b_["measured_tps"])
+            same += (mr < 1) == (pred[a_["point"]] / pred[b_["point"]] < 1)
+    return med, within, same, n, len(errs)
+
+
+def sensitivity_summary(fn, allrows, cores):
+    version = fn.stem.split("-", 1)[1]
+    rows = [r for r in allrows if r["model_version"] == version]
+    base = {r["point"]: float(r["predicted_tps"]) for r in rows if r["predicted_tps"] != ""}
+    sens = {}
+    for r in csv.DictReader(open(fn)):
+        sens.setdefault((r["parameter"], float(r["factor"])), {})[r["point"]] = float(r["predicted_tps"])
+    if not sens:
+        return []
+    pts = set().union(*[set(v) for v in sens.values()])
+    b = _scores({k: v for k, v in base.items() if k in pts}, rows, cores)
+    lines = [f"## Sensitivity of {version} ({len(pts)} points; each parameter halved and doubled)", "",
+             f"Baseline over these points: median absolute error {b[0]:.0%}, within 50% {b[1]:.0%}, "
+             f"clear pairs {b[2]} of {b[3]}.", "",
+             "| parameter | x0.5: median abs error | within 50% | pairs | median change of tps | "
+             "x2: median abs error | within 50% | pairs | median change of tps |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for prm in dict.fromkeys(k[0] for k in sens):
+        cells = []
+        for fac in (0.5, 2.0):
+            pr = sens.get((prm, fac), {})
+            sc = _scores(pr, rows, cores)
+            ch = statistics.median(pr[k] / base[k] - 1 for k in pr if base.get(k)) if pr else 0.0
+            cells.append(f"{sc[0]:.0%} | {sc[1]:.0%} | {sc[2]} of {sc[3]} | {ch:+.0%}" if sc[0] is not None
+                         else "- | - | - | -")
+        lines.append(f"| {prm} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def cmd_combine(a):
+    """RESULTS/validation.csv: the rows of every RESULTS/*/validation.csv,
+    the 2-core check's first, then the 16-core run's (each in its order)."""
+    out = Path(a.out)
+    parts = []
+    for fn in out.glob("*/validation.csv"):
+        rows = list(csv.DictReader(open(fn)))
+        parts.append((min((int(r["cores"]) for r in rows), default=0), str(fn), rows))
+    with open(out / "validation.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for _, _, rows in sorted(parts):
+            for r in rows:
+                w.writerow({k: r[k] for k in FIELDS})
+    print(f"wrote {out / 'validation.csv'}: {sum(len(p[2]) for p in parts)} rows")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("predict")
+    p.add_argument("--set", default="sixteen")
+    p.add_argument("--out", required=True)
+    p.add_argument("--machine")
+    p.add_argument("--traces")
+    p.add_argument("--scale", action="append")
+    p.add_argument("--tag")
+    p.add_argument("--only")
+    p.add_argument("--max-events", type=float)
+    se = sub.add_parser("sensitivity")
+    se.add_argument("--set", default="sixteen")
+    se.add_argument("--out", required=True)
+    se.add_argument("--machine")
+    se.add_argument("--traces")
+    se.add_argument("--only")
+    se.add_argument("--params")
+    se.add_argument("--max-events", type=float)
+    c = sub.add_parser("compare")
+    c.add_argument("--set", default="sixteen")
+    c.add_argument("--out", required=True)
+    cb = sub.add_parser("combine")
+    cb.add_argument("--out", required=True)
+    a = ap.parse_args()
+    return {"predict": cmd_predict, "compare": cmd_compare, "sensitivity": cmd_sensitivity,
+            "combine": cmd_combine}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

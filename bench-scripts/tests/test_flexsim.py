@@ -1,0 +1,339 @@
+"""Tests of the simulator (bench-scripts/flexsim): the trace reader on
+hand-written traces (fixtures/flexsim/), malformed ones refused with a clear
+error; the compiler's replacement of WAL, flush and XID-clear events; the
+engine on cases with known answers (a closed queue on one lock against the
+machine-repairman formula, the throughput of one contended cache line, a
+convoy that appears only when lock holders are preempted, the hand-over
+convoy that wake-up latency makes, group commit's batches); `make predict`'s
+usage errors.  Each known-answer case also runs with its mechanism broken
+and checks that the answer changes.  Seconds in all.
+"""
+
+import math
+import os
+import random
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from flexsim import compile as C  # noqa: E402
+from flexsim import engine as E  # noqa: E402
+from flexsim import model as M  # noqa: E402
+from flexsim import predict as PR  # noqa: E402
+from flexsim import synth  # noqa: E402
+from flexsim import trace as T  # noqa: E402
+
+FIX = HERE / "fixtures" / "flexsim"
+TOP = HERE.parent.parent
+
+
+def machine(cores, **kw):
+    d = dict(t_xfer=0.0, t_local=0.0, t_wake=0.0, c_post=0.0, c_switch=0.0, slice_ns=3e6)
+    d.update(kw)
+    return E.Machine(cores, **d)
+
+
+def free_costs(**kw):
+    d = dict(c_client=0.0, c_backend=0.0, c_pageinit=0.0, c_write_call=0.0, c_write_page=0.0,
+             c_member=0.0, c_lockmgr=0.0, pins=False)
+    d.update(kw)
+    return M.Costs(**d)
+
+
+def run(prog, mach, clients, costs=None, settings=None, ms=50.0, warm_ms=5.0, seed=3):
+    pt = M.Point(prog, mach, M.Variant(settings or {}), costs or free_costs(), clients, seed=seed)
+    return pt.run(warm_ms * 1e6, ms * 1e6), pt
+
+
+def onelock_program(n, rnd, think_ns, hold_ns, exponential=True, per_txn=1):
+    """n transactions of per_txn times: think, take TestLock exclusively,
+    hold, release."""
+    w = synth.Writer()
+    for _ in range(n):
+        w.begin()
+        for _ in range(per_txn):
+            w.cpu(rnd.expovariate(1 / think_ns) if exponential else think_ns)
+            w.hold("TestLock", "0", "X", rnd.expovariate(1 / hold_ns) if exponential else hold_ns)
+        w.end()
+    return C.compile_traces([T.parse_text(w.text(), "onelock")], statements=1)
+
+
+class TraceReader(unittest.TestCase):
+    def test_good(self):
+        tr = T.parse_file(FIX / "good.trace")
+        self.assertEqual((tr.pid, tr.backend_type), (4242, "client backend"))
+        self.assertEqual(len(tr.txns), 2)
+        a, b = tr.txns
+        self.assertEqual(a.end_t, 5000)
+        self.assertFalse(a.xid_assigned)
+        self.assertTrue(b.xid_assigned)
+        kinds = [e[1] for e in a.events]
+        # the unknown 'future' line is skipped, the extra field of 'end' ignored
+        self.assertEqual(kinds, [T.K_HW] + [T.K_ACQ, T.K_REL] * 4)
+        self.assertEqual(a.events[5], (2500, T.K_ACQ, "BufferMapping", "17", "S", "word", 0))
+        self.assertIn((102300, T.K_FLUSH, 123456840, 100100, True), b.events)
+
+    def test_malformed(self):
+        cases = {
+            "badversion.trace": "format version 2",
+            "noversion.trace": "not a lock trace",
+            "badmode.trace": "mode must be S or X",
+            "outside.trace": "outside a transaction",
+            "truncated.trace": "ends inside the transaction",
+            "backwards.trace": "time goes backwards",
+            "notint.trace": "bytes must be an integer",
+            "short.trace": "needs 7",
+            "nested.trace": "'begin' inside the transaction",
+        }
+        for name, words in cases.items():
+            with self.subTest(name):
+                with self.assertRaises(T.TraceError) as cm:
+                    T.parse_file(FIX / name)
+                msg = str(cm.exception)
+                self.assertIn(name, msg)
+                self.assertIn(words, msg)
+        with self.assertRaisesRegex(T.TraceError, "empty file"):
+            T.parse_text("", "empty")
+        with self.assertRaisesRegex(T.TraceError, "no \\*.trace files"):
+            T.load_dir(HERE)
+
+
+    def test_xz_layout_and_cold(self):
+        """make trace's layout (DIR/traces/PID.trace.xz), the begin line's
+        xacts_before, and the compiler leaving the cold transactions out."""
+        import lzma
+        import tempfile
+        lines = []
+        for i in range(C.COLD_TXNS + 5):
+            lines.append(f"begin\t{i + 1}\t1764086400000000\t1\t1000\t0\t{i}")
+            lines.append("lw\t100\tacq\tTestLock\t0\tX\tword\t0")
+            lines.append(f"lw\t{200 + i}\trel\tTestLock\t0")
+            lines.append(f"end\t{300 + i}\tcommit\t0")
+        text = "version\t1\t99\tclient backend\n" + "\n".join(lines) + "\n"
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "traces"))
+            with lzma.open(os.path.join(d, "traces", "99.trace.xz"), "wt") as f:
+                f.write(text)
+            self.assertEqual(T.trace_files(d), [os.path.join(d, "traces", "99.trace.xz")])
+            trs = T.load_dir(d)
+            self.assertEqual([t.xacts_before for t in trs[0].txns], list(range(C.COLD_TXNS + 5)))
+            prog = C.compile_traces(trs, statements=1)
+            self.assertEqual(len(prog.txns), 5)
+            with open(os.path.join(d, "traces", "bad.trace.xz"), "wb") as f:
+                f.write(b"not xz")
+            with self.assertRaisesRegex(T.TraceError, "not an xz file"):
+                T.load_dir(d)
+
+
+class Compiler(unittest.TestCase):
+    def test_replacements(self):
+        prog = C.compile_traces([T.parse_file(FIX / "good.trace")], statements=1)
+        a, b = prog.txns
+        ops = [o[0] for o in b.ops]
+        wal = [o for o in b.ops if o[0] == C.OP_WAL]
+        self.assertEqual([o[1] for o in wal], [59, 42])
+        self.assertEqual(wal[0][2], 100.0)               # the WALInsert hold, 1700 to 1800
+        self.assertEqual(ops.count(C.OP_FLUSH), 1)
+        self.assertEqual([o for o in b.ops if o[0] == C.OP_CLEAR], [(C.OP_CLEAR, 150.0)])
+        lw = [o for o in b.ops if o[0] in (C.OP_LW, C.OP_REL)]
+        self.assertFalse([o for o in lw if o[1][0] in C.WAL_TRANCHES or o[1][0] == "ProcArray"])
+        # the page rows were inserted into is the client's own
+        heap = [o for o in lw if o[1][0] == "BufferContent"]
+        self.assertTrue(heap and all(o[1][-1] == C.CLIENT and o[1][1][0] == "ctail" for o in heap))
+        # the fast-path lock of the process is the client's own
+        self.assertIn((C.OP_LW, ("LockFastPath", "own", C.CLIENT), 1, "word"), a.ops)
+        # CPU + WAL copy + clear hold + flush window = the transaction's time
+        self.assertAlmostEqual(b.cpu_ns + 100 + 100 + 150 + 100100, b.trace_ns)
+        self.assertEqual(a.cpu_ns, a.trace_ns)
+        self.assertEqual(ops[-1], C.OP_END)
+
+    def test_round_trips(self):
+        prog = C.compile_traces([T.parse_file(FIX / "good.trace")], statements=3)
+        a = prog.txns[0]
+        self.assertEqual(a.rts, 2)
+        # the two longest gaps (3600 to the end, 1400 ns; 900 to 2000, 1100 ns) became round trips
+        self.assertEqual(a.cpu_ns, a.trace_ns - 1400 - 1100)
+
+
+class Engine(unittest.TestCase):
+    def test_machine_repairman(self):
+        """N clients, exponential think Z and hold S on one lock, no other
+        cost: the lock is a single server with a finite population; its
+        throughput is (1 - p0) / S (closed form)."""
+        N, Z, S = 4, 2000.0, 600.0
+        prog = onelock_program(3000, random.Random(7), Z, S)
+        p0 = 1 / sum(math.factorial(N) / math.factorial(N - k) * (S / Z) ** k for k in range(N + 1))
+        want = (1 - p0) / S * 1e9
+        res, _ = run(prog, machine(2 * N + 2), N, ms=25.0, warm_ms=1.0)
+        self.assertAlmostEqual(res["tps"] / want, 1.0, delta=0.04)
+        # broken: a lock that does not exclude (shared) is no queue at all
+        res2, _ = run(self._shared(prog), machine(2 * N + 2), N, ms=5.0, warm_ms=1.0)
+        self.assertGreater(res2["tps"] / want, 1.2)
+
+    @staticmethod
+    def _shared(prog):
+        out = []
+        for t in prog.txns:
+            nt = C.TxnProgram()
+            nt.ops = [(o[0], o[1], 0, o[3]) if o[0] == C.OP_LW else o for o in t.ops]
+            out.append(nt)
+        return C.Program(out, {}, {})
+
+    def test_one_line(self):
+        """Shared acquisitions on one lock from 8 cores: two serialised line
+        transfers per acquire/release pair, so 1 / (2 t) pairs per second,
+        by fetch-add and by compare-and-exchange alike (the read and the
+        exchange are one visit of the line; retries are not modelled)."""
+        t = 80.0
+        prog = C.compile_traces([T.parse_text(self._shared_loop(), "loop")], statements=1)
+        res, pt = run(prog, machine(16, t_xfer=t, t_local=5.0), 8, settings={"lwlock_shared_add": "on"}, ms=2.0,
+                      warm_ms=0.2)
+        pairs = pt.stats["TestLock"].acq_s
+        self.assertAlmostEqual(res["tranches"]["TestLock"]["acquires"] / (res["sim_ns"] / 1e9) / (1e9 / (2 * t)),
+                               1.0, delta=0.05)
+        self.assertGreater(pairs, 0)
+        res2, _ = run(prog, machine(16, t_xfer=t, t_local=5.0), 8, ms=2.0, warm_ms=0.2)
+        self.assertAlmostEqual(res2["tranches"]["TestLock"]["acquires"] / res["tranches"]["TestLock"]["acquires"],
+                               1.0, delta=0.05)
+        # broken: a line that never moves (every operation local) lets the
+        # lock go as fast as the processes
+        res3, _ = run(prog, machine(16, t_xfer=5.0, t_local=5.0), 8, settings={"lwlock_shared_add": "on"}, ms=0.2,
+                      warm_ms=0.05)
+        self.assertGreater(res3["tranches"]["TestLock"]["acquires"] / res3["sim_ns"],
+                           5 * res["tranches"]["TestLock"]["acquires"] / res["sim_ns"])
+
+    @staticmethod
+    def _shared_loop():
+        w = synth.Writer()
+        for _ in range(10):
+            w.begin()
+            for _ in range(100):
+                w.hold("TestLock", "0", "S", 1)
+            w.end()
+        return w.text()
+
+    def test_preemption_convoy(self):
+        """More runnable processes than cores: a holder preempted at the end
+        of its slice keeps the lock through the other processes' slices, and
+        whoever runs meanwhile queues behind it: waits of the order of a
+        slice for a lock held 0.5 us at a time.  Without preemption nobody
+        on these 2 cores ever waits."""
+        prog = onelock_program(20, random.Random(1), 20000.0, 500.0, exponential=False, per_txn=50)
+        slow, _ = run(prog, machine(2, slice_ns=0.3e6), 6, ms=30.0, warm_ms=3.0)
+        st = slow["tranches"]["TestLock"]
+        self.assertGreater(slow["preemptions"], 50)
+        self.assertGreater(st["sleeps"] / st["acquires"], 0.005)
+        self.assertGreater(st["wait_ns"] / st["sleeps"], 100 * 500.0)
+        # broken: no preemption (slices longer than the run) leaves no convoy
+        nopre, _ = run(prog, machine(2, slice_ns=1e12), 6, ms=30.0, warm_ms=3.0)
+        self.assertEqual(nopre["preemptions"], 0)
+        self.assertEqual(nopre["tranches"]["TestLock"]["sleeps"], 0)
+        self.assertGreater(nopre["tps"], slow["tps"])
+
+    def test_handover_convoy(self):
+        """One lock that 16 clients would saturate: a release that wakes a
+        sleeper clears RELEASE_OK, so until the woken process runs no other
+        sleeper is woken and the lock serves only the processes still
+        running.  With an instant wake-up the lock is busy all the time;
+        with a slow one it idles half the time while clients wait."""
+        prog = onelock_program(20, random.Random(1), 2000.0, 150.0, exponential=False, per_txn=200)
+        quick, _ = run(prog, machine(20), 16, ms=3.0, warm_ms=0.5)
+        slow, _ = run(prog, machine(20, t_wake=20000.0), 16, ms=6.0, warm_ms=1.0)
+        q, s = quick["tranches"]["TestLock"], slow["tranches"]["TestLock"]
+        self.assertGreater(q["hottest_utilization"], 0.95)
+        self.assertLess(s["hottest_utilization"], 0.7)
+        self.assertGreater(q["acquires"] / quick["sim_ns"], 1.5 * s["acquires"] / slow["sim_ns"])
+        self.assertGreater(s["sleeps"], 0)
+        # while a woken waiter is on its way (RELEASE_OK clear) no release
+        # wakes another: at most one wake-up per wake-up latency
+        self.assertLessEqual(s["sleeps"] / slow["sim_ns"] * 20000.0, 1.05)
+
+
+class GroupCommit(unittest.TestCase):
+    def _prog(self):
+        w = synth.Writer()
+        for _ in range(50):
+            w.begin()
+            w.cpu(5000)
+            w.wal(50, copy_ns=200)
+            w.flush(1000)
+            w.end(xid=True)
+        return C.compile_traces([T.parse_text(w.text(), "gc")], statements=1)
+
+    def test_batches(self):
+        """8 clients, each commits one record and waits for its flush; the
+        fsync (1 ms) dwarfs everything else: one flush carries the commits of
+        the clients that arrived while the previous one ran."""
+        N = 8
+        costs = free_costs(t_fsync=1e6)
+        res, _ = run(self._prog(), machine(16), N, costs=costs, ms=60.0, warm_ms=5.0)
+        batch = res["transactions"] / res["counters"]["flushes"]
+        self.assertGreater(batch, N / 3)
+        self.assertLessEqual(batch, N + 0.01)
+        self.assertAlmostEqual(res["tps"], batch * 1000, delta=0.1 * batch * 1000)
+        # broken: a flusher that writes only its own record has batches of 1
+        M.Point.flush_own_only = True
+        try:
+            res2, _ = run(self._prog(), machine(16), N, costs=costs, ms=60.0, warm_ms=5.0)
+        finally:
+            M.Point.flush_own_only = False
+        self.assertAlmostEqual(res2["transactions"] / res2["counters"]["flushes"], 1.0, delta=0.1)
+        self.assertLess(res2["tps"], 1100)
+
+
+class Predict(unittest.TestCase):
+    def _main(self, *args):
+        from io import StringIO
+        from contextlib import redirect_stderr
+        err = StringIO()
+        with redirect_stderr(err):
+            rc = PR.main(list(args))
+        return rc, err.getvalue()
+
+    def test_usage_errors(self):
+        cases = [
+            (["--workload", "no-such", "--cores", "2", "--clients", "1"], "unknown workload 'no-such'"),
+            (["--workload", "select-only", "--variant", "nope", "--cores", "2", "--clients", "1"],
+             "unknown variant 'nope'"),
+            (["--workload", "select-only", "--cores", "two", "--clients", "1"], "CORES must be a positive integer"),
+            (["--workload", "select-only", "--cores", "2", "--clients", "0"], "CLIENTS must be a positive integer"),
+            (["--workload", "select-only", "--cores", "2", "--clients", "1", "--machine", "nowhere"],
+             "no machine profile 'nowhere'"),
+            (["--workload", "select-only", "--cores", "2", "--clients", "1", "--traces", str(FIX / "none")],
+             "no traces of select-only"),
+        ]
+        for args, words in cases:
+            with self.subTest(args):
+                rc, err = self._main(*args)
+                self.assertEqual(rc, 2)
+                self.assertIn(words, err)
+
+    def test_reproduce_a_row(self):
+        """`make predict` with a validation.csv row's settings prints that
+        row's predicted tps (the quickest row of the committed validation of
+        this model version)."""
+        from flexsim import params as P
+        from flexsim import reproduce as RP
+        import csv
+        vals = sorted((TOP / "bench-scripts" / "results").glob("*-flexsim-validation/validation.csv"))
+        rows = [r for v in vals for r in csv.DictReader(open(v)) if r["predicted_tps"] != ""
+                and r["model_version"].split("-")[0] == P.MODEL_VERSION]
+        if not rows:
+            self.skipTest(f"no validation.csv row of {P.MODEL_VERSION}")
+        row = RP.pick(rows)
+        cmd, got, p = RP.run(row)
+        self.assertEqual(got, int(row["predicted_tps"]), f"make {cmd}: {p.stdout[-500:]} {p.stderr[-500:]}")
+
+    def test_make_usage(self):
+        """make predict without its variables says what it needs."""
+        r = subprocess.run(["make", "-s", "-C", str(TOP), "predict"], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("WORKLOAD", r.stderr + r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
