@@ -111,6 +111,10 @@ def cmd_predict(a):
                                   max_events=a.max_events or PR.MAX_EVENTS)
             except PR.UsageError as e:
                 res = {"error": str(e)}                 # no traces of it: a row without a prediction
+            except PR.StallError as e:
+                # the model deadlocked or livelocked on the point: no
+                # prediction, and a failure of the model (the score counts it)
+                res = {"error": f"stalled: {e}"}
             cache[key] = res
         if "error" in res:
             rows.append({"point": name, "workload": m.workload, "variant": var, "cores": cores, "clients": m.clients,
