@@ -270,20 +270,36 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_clien
                 if pp[2] == e[4]:
                     heap_pages.add(inst)
 
+    # A page is named once per transaction, against the highest block of its
+    # relation seen before the transaction began: the acquisition and the
+    # release of one page get one name, and two pages get two (a page the
+    # transaction extended the relation by is named beyond the end, a
+    # negative distance).  Naming against a maximum that moves within the
+    # transaction gave a B-tree split's old and new rightmost leaf the same
+    # name, held at once: the replaying process waited for itself.
+    relmax0 = dict(relmax)
+    names = {}
+
     def canon(tranche, inst):
         if tranche in ("BufferContent", "BufferIO"):
+            key = names.get((tranche, inst))
+            if key is not None:
+                return key
             pp = _page_parts(inst)
             if pp is None:
                 return (tranche, inst)
             rel = (pp[0], pp[1])
-            mx = relmax.get(rel, -1)
-            if pp[2] > mx:
-                relmax[rel] = mx = pp[2]
+            if pp[2] > relmax.get(rel, -1):
+                relmax[rel] = pp[2]
+            mx = relmax0.setdefault(rel, pp[2])    # first seen in this transaction: its first page
             if inst in heap_pages:
-                return (tranche, ("ctail", pp[0], pp[1], max(0, mx - pp[2])), CLIENT)
-            if mx - pp[2] <= TAIL_PAGES:
-                return (tranche, ("tail", pp[0], pp[1], mx - pp[2]))
-            return (tranche, inst)
+                key = (tranche, ("ctail", pp[0], pp[1], mx - pp[2]), CLIENT)
+            elif mx - pp[2] <= TAIL_PAGES:
+                key = (tranche, ("tail", pp[0], pp[1], mx - pp[2]))
+            else:
+                key = (tranche, inst)
+            names[(tranche, inst)] = key
+            return key
         if tranche == "LockFastPath" and inst == "own":
             return (tranche, "own", CLIENT)
         return (tranche, inst)

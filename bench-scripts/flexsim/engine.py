@@ -41,6 +41,11 @@ spinlock-protected state (pre-9.5) and read-biased (BRAVO slots).
 import heapq
 from collections import deque
 
+class ModelError(Exception):
+    """The simulation reached a state the protocols cannot: a bug of the model
+    or of the program it replays."""
+
+
 BLOCK = -1.0
 SPIN = -2.0
 
@@ -572,6 +577,10 @@ class LWImpl:
         """LWLockAcquire (a generator); returns True if it slept."""
         sim = self.sim
         st = lk.st
+        if lk.excl is p:
+            # lwlock.c would wait for itself forever; here it is a replay
+            # that names two locks as one: stop, do not stall
+            raise ModelError(f"{p.name} acquires {lk.key} in mode {mode}, which it holds exclusively")
         if mode == X:
             st.acq_x += 1
             if lk.readbiased and lk.biased:

@@ -25,7 +25,7 @@ from pathlib import Path
 from .engine import Machine
 from .model import Costs
 
-MODEL_VERSION = "v1.1"  # v1's code and rules; the traces of results/2026-11-25-traces-2core
+MODEL_VERSION = "v1.2"  # v1.1 with each page named once per transaction (a B-tree split no longer waits for itself)
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"

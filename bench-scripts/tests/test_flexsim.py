@@ -159,6 +159,45 @@ class Compiler(unittest.TestCase):
         self.assertEqual(a.cpu_ns, a.trace_ns - 1400 - 1100)
 
 
+    def test_split_pages_named_apart(self):
+        # a B-tree split as btree-ordered traced it: the rightmost leaf (the
+        # highest block) held exclusively while the relation is extended and
+        # the new page locked; its acquisition and release name one lock,
+        # the two pages two (the first version named both 'tail 0': the
+        # replaying process waited for itself and the simulation stalled)
+        w = synth.Writer()
+        for blk in (7, 7):
+            w.begin()
+            w.cpu(100)
+            w.acq("BufferContent", f"16531/0/{blk}")
+            w.rel("BufferContent", f"16531/0/{blk}")
+            w.end()
+        w.begin()
+        w.acq("BufferContent", "16531/0/7")
+        w.cpu(100)
+        w.acq("BufferContent", "16531/0/8")
+        w.cpu(100)
+        w.rel("BufferContent", "16531/0/7")
+        w.rel("BufferContent", "16531/0/8")
+        w.end()
+        w.begin()
+        w.acq("BufferContent", "16531/0/8")
+        w.rel("BufferContent", "16531/0/8")
+        w.end()
+        prog = C.compile_traces([T.parse_text(w.text(), "split")], statements=1)
+        split = [o for o in prog.txns[2].ops if o[0] in (C.OP_LW, C.OP_REL)]
+        old, new = split[0][1], split[1][1]
+        self.assertNotEqual(old, new)
+        self.assertEqual(old, ("BufferContent", ("tail", "16531", "0", 0)))
+        self.assertEqual(new, ("BufferContent", ("tail", "16531", "0", -1)))
+        self.assertEqual([o[1] for o in split[2:]], [old, new])
+        # after the split the new page is the rightmost leaf whoever replays it
+        self.assertEqual([o[1] for o in prog.txns[3].ops if o[0] == C.OP_LW], [old])
+        # and a replay gets through
+        res, pt = run(prog, machine(2), 4, ms=0.2, warm_ms=0.02)
+        self.assertGreater(res["transactions"], 100)
+
+
 class Engine(unittest.TestCase):
     def test_machine_repairman(self):
         """N clients, exponential think Z and hold S on one lock, no other
