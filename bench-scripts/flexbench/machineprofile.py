@@ -27,6 +27,11 @@ start of a run unless --no-machine-profile).
                            wal_sync_method), us per operation
   wal_flush_open_datasync_us  the same with open_datasync (O_DSYNC writes)
   wal_flush_two_writes_us  fdatasync after two 8kB writes
+  wal_flush_page_us        what one more 8kB page adds to a flush: 1 MB
+                           (128 pages) written into a preallocated 16 MB file
+                           and fdatasync'd, against one page the same way,
+                           (t(1 MB) - t(8 kB)) / 127; a WAL flush after a
+                           group of commits writes and syncs many pages
   cpu_speed_ratio          per-core speed against the machine the traces
                            come from (only in assumed profiles)
 
@@ -54,6 +59,7 @@ import shutil
 import socket
 import statistics
 import subprocess
+import time
 from pathlib import Path
 
 from . import config
@@ -76,6 +82,7 @@ CONSTANTS = [
     ("wal_flush_us", "us", "8kB write + fdatasync (pg_test_fsync)"),
     ("wal_flush_open_datasync_us", "us", "8kB write with O_DSYNC (pg_test_fsync)"),
     ("wal_flush_two_writes_us", "us", "two 8kB writes + fdatasync (pg_test_fsync)"),
+    ("wal_flush_page_us", "us", "one more 8kB page in a flush: (1 MB write + fdatasync - 8kB) / 127"),
     ("cpu_speed_ratio", "ratio", "per-core CPU speed against the development machine (assumed profiles only)"),
 ]
 
@@ -326,6 +333,48 @@ def pg_test_fsync(datadir, secs, log):
     return b, parse_pg_test_fsync(p.stdout)
 
 
+FLUSH_FILE_PAGES = 2048            # 16 MB, a WAL segment
+FLUSH_BIG_PAGES = 128              # 1 MB
+
+
+def flush_sizes(datadir, secs, log):
+    """({pages: [us per write + fdatasync]}) for one page and 1 MB written at
+    the next position of a preallocated, synced 16 MB file in datadir, as a
+    WAL segment is, alternating the two sizes for about secs seconds each."""
+    datadir.mkdir(parents=True, exist_ok=True)
+    fn = datadir / "flexbench_flush.tmp"
+    page = b"\x5a" * 8192
+    fd = os.open(fn, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        zero = b"\0" * (8192 * 128)
+        for i in range(FLUSH_FILE_PAGES // 128):
+            os.pwrite(fd, zero, i * len(zero))
+        os.fsync(fd)
+        times = {1: [], FLUSH_BIG_PAGES: []}
+        pos = 0
+        deadline = time.monotonic() + 2 * secs
+        while time.monotonic() < deadline or min(len(v) for v in times.values()) < 5:
+            for n in (1, FLUSH_BIG_PAGES):
+                if pos + n > FLUSH_FILE_PAGES:
+                    pos = 0
+                buf = page * n
+                t0 = time.perf_counter()
+                os.pwrite(fd, buf, pos * 8192)
+                os.fdatasync(fd)
+                times[n].append((time.perf_counter() - t0) * 1e6)
+                pos += n
+            if min(len(v) for v in times.values()) >= 2000:
+                break
+    finally:
+        os.close(fd)
+        fn.unlink(missing_ok=True)
+    with open(log, "a") as f:
+        for n, v in times.items():
+            f.write(f"{n} page(s): {len(v)} writes + fdatasync, median {statistics.median(v):.1f} us, "
+                    f"min {min(v):.1f}, max {max(v):.1f}\n")
+    return times
+
+
 def constant(runs, unit, source):
     runs = [round(float(r), 2) for r in runs if r is not None]
     if not runs:
@@ -377,6 +426,7 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
             r["sem_wake_cross_core_ns"].append(float(run_pingpong(binary, ["sem", a, b, 2000], log)["ns"]))
         r["sem_wake_same_core_ns"].append(float(run_pingpong(binary, ["sem", a, a, 2000], log)["ns"]))
     fs_build, fs = pg_test_fsync(datadir, fsync_secs, raw / "pg_test_fsync.txt")
+    sizes = flush_sizes(datadir, fsync_secs, raw / "flush_sizes.txt")
     one, two = fs.get("one_8kb", {}), fs.get("two_8kb", {})
     load1 = loadavg()
 
@@ -402,6 +452,20 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
                            ("wal_flush_open_datasync_us", one.get("open_datasync"), "one 8kB write, open_datasync"),
                            ("wal_flush_two_writes_us", two.get("fdatasync"), "two 8kB writes, fdatasync")):
         consts[key] = constant([val], "us", f"{fs_src}: {what}") if val else None
+    # per page: the medians' difference, and as range the same from the
+    # quartiles (each size's lower against the other's upper quartile)
+    q1 = statistics.quantiles(sizes[1], n=4)
+    qb = statistics.quantiles(sizes[FLUSH_BIG_PAGES], n=4)
+    k = FLUSH_BIG_PAGES - 1
+    per = (statistics.median(sizes[FLUSH_BIG_PAGES]) - statistics.median(sizes[1])) / k
+    consts["wal_flush_page_us"] = {
+        "value": round(max(0.0, per), 3), "unit": "us",
+        "source": f"flexbench machine profile in {datadir}: {len(sizes[1])} writes of 8 kB and "
+                  f"{len(sizes[FLUSH_BIG_PAGES])} of 1 MB, each + fdatasync, into a preallocated 16 MB file: "
+                  f"medians {statistics.median(sizes[1]):.1f} and {statistics.median(sizes[FLUSH_BIG_PAGES]):.1f} us; "
+                  f"(1 MB - 8 kB) / {k}",
+        "range": [round(max(0.0, (qb[0] - q1[2]) / k), 3), round(max(0.0, (qb[2] - q1[0]) / k), 3)],
+        "runs": [round(statistics.median(sizes[1]), 1), round(statistics.median(sizes[FLUSH_BIG_PAGES]), 1)]}
     prof = {
         "format": FORMAT,
         "assumed": False,

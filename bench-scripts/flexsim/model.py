@@ -60,13 +60,15 @@ class Costs:
     """CPU and I/O costs of the protocols the simulator runs itself (ns)."""
 
     def __init__(self, c_pageinit=800.0, c_write_call=2000.0, c_write_page=400.0, t_fsync=1e6,
-                 c_member=60.0, c_client=3000.0, c_backend=3000.0, c_lockmgr=400.0, pins=True):
+                 c_member=60.0, c_client=3000.0, c_backend=3000.0, c_lockmgr=400.0, pins=True,
+                 t_fsync_page=0.0):
         """c_client: pgbench's CPU per statement; c_backend: the backend's
         CPU per transaction outside the traced transaction."""
         self.c_pageinit = c_pageinit
         self.c_write_call = c_write_call
         self.c_write_page = c_write_page
         self.t_fsync = t_fsync
+        self.t_fsync_page = t_fsync_page      # what each page after the first adds to a flush
         self.c_member = c_member
         self.c_client = c_client
         self.c_backend = c_backend
@@ -96,7 +98,7 @@ class Point:
         self.client = client            # False: no pgbench (a micro-benchmark's workers loop by themselves)
         self.counters = {k: 0 for k in ("waitfinish_sleeps", "walbuf_inits_inserter", "walbuf_inits_writer",
                                         "flushes", "flush_pages", "group_members", "groups", "served",
-                                        "self_cleared", "row_waits", "hw_waits", "rts", "reserve_contended",
+                                        "self_cleared", "row_waits", "tuplock_waits", "hw_waits", "rts", "reserve_contended",
                                         "pageinit_spins")}
         self._setup()
 
@@ -146,7 +148,9 @@ class Point:
         self.group_line = Line("procArrayGroupFirst")
         self.completion_line = Line("xactCompletionCount")
         self.rows = {}
-        self.row_waiters = {}
+        self.row_ver = {}               # row -> its version number (a new one per transaction that takes it)
+        self.xid_waiters = {}           # process -> those waiting for its transaction to end
+        self.tuplocks = {}              # (row, version) -> [holder, FIFO waiters...]
         self.hw = {}
         self.hw_waiters = {}
         if v.group_clear == "holder":
@@ -377,9 +381,11 @@ class Point:
         if upto > self.write_pos:
             self.write_pos = upto
         if flush:
+            # fdatasync writes back every page written since the last one
+            synced = max(1, end_page - self.flush_pos // PAGE_USABLE)
             self.counters["flushes"] += 1
-            self.counters["flush_pages"] += npages
-            sim.sleep_for(p, c.t_fsync)
+            self.counters["flush_pages"] += synced
+            sim.sleep_for(p, c.t_fsync + (synced - 1) * c.t_fsync_page)
             yield BLOCK
             if upto > self.flush_pos:
                 self.flush_pos = upto
@@ -649,40 +655,93 @@ class Point:
         yield from self.lwi.release(p, lk)
 
     def row(self, p, key, bufheld=()):
-        """Lock a row until the transaction ends; wait for its holder's end.
-        The trace has the row event where the page was locked, with one
-        client; heap_update and heap_lock_tuple let go of the buffer before
-        XactLockTableWait and lock it again after: a waiter releases the
-        content locks it holds (bufheld: [lock, mode] in acquisition order)
-        while it waits and takes them again in the same order."""
-        sim = self.sim
-        t0 = -1.0
-        released = []
+        """Lock a row until the transaction ends, as heap_update and
+        heap_lock_tuple do in READ COMMITTED (model v2).  A row held by
+        another transaction H: let go of the buffer content locks held
+        (bufheld: [lock, mode] in acquisition order; the trace, taken with one
+        client, has the row event under the page's lock), take the heavyweight
+        tuple lock of the version H locked (heap_acquire_tuplock: one
+        lock-manager operation, then FIFO: the lock is granted by its releaser
+        to the first in its queue), wait for H's transaction lock
+        (XactLockTableWait: LockAcquire(ShareLock), which sleeps until H ends
+        and grants it to every waiter, then LockRelease), and check again.  When
+        H has ended and another took the row meanwhile, the tuple lock held is
+        of an older version: let it go (the next in its queue is granted it and
+        wakes) and queue for the newer version's (EvalPlanQual finds the latest
+        version and heap_lock_tuple locks it), so every waiter of a row passes
+        through every version's tuple lock, one at a time.  The row taken, the
+        page locks are taken again in their order and the tuple lock let go."""
+        h = self.rows.get(key)
+        if h is None or h is p:
+            self._take_row(p, key)
+            return
+        self.counters["row_waits"] += 1
+        for lk, mode in reversed(bufheld):
+            yield from self.lwi.release(p, lk)
+        tl = None                               # the version whose tuple lock p holds
         while True:
             h = self.rows.get(key)
             if h is None or h is p:
                 break
-            if t0 < 0:
-                t0 = sim.now
-                self.counters["row_waits"] += 1
-                for lk, mode in reversed(bufheld):
-                    yield from self.lwi.release(p, lk)
-                released = list(bufheld)
+            tv = (key, self.row_ver[key])       # the version H's lock is on
+            if tl != tv:
+                if tl is not None:
+                    yield from self._tuplock_release(p, tl)
+                    tl = None
+                    continue
+                yield from self._tuplock_acquire(p, tv)
+                tl = tv
                 continue
-            # XactLockTableWait: the holder's transaction lock, through the lock manager
-            yield from self._lockmgr(p, ("xid", h.pid))
-            if self.rows.get(key) is not h:
-                continue                        # the holder ended meanwhile: its lock is free
-            self.row_waiters.setdefault(key, []).append(p)
-            yield from pay(p)
-            p.waiting_for = key
-            yield BLOCK
-            p.waiting_for = None
-            yield from self._lockmgr(p, ("xid", h.pid))
-        for lk, mode in released:
+            # XactLockTableWait(H)
+            yield from self._lockmgr(p, ("transactionid", h.pid))
+            if self.rows.get(key) is h:
+                # H's end posts each process of its list once: block once for
+                # that post (kept if it comes before the block); a stray post
+                # only makes p look again, and it stays listed
+                lst = self.xid_waiters.setdefault(h, [])
+                if p not in lst:
+                    lst.append(p)
+                yield from pay(p)
+                p.waiting_for = key
+                yield BLOCK
+                p.waiting_for = None
+            yield from self._lockmgr(p, ("transactionid", h.pid))
+        for lk, mode in bufheld:
             yield from self.lwi.acquire(p, lk, mode)
-        self.rows[key] = p
-        p.rows.append(key)
+        self._take_row(p, key)
+        if tl is not None:
+            yield from self._tuplock_release(p, tl)
+
+    def _take_row(self, p, key):
+        if self.rows.get(key) is not p:
+            self.rows[key] = p
+            self.row_ver[key] = self.row_ver.get(key, 0) + 1
+            p.rows.append(key)
+
+    def _tuplock_acquire(self, p, tv):
+        """LockTuple: granted at once if free, else queued (FIFO) until a
+        release grants it."""
+        yield from self._lockmgr(p, ("tuple",) + tv)
+        q = self.tuplocks.get(tv)
+        if q is None:
+            self.tuplocks[tv] = [p]
+            return
+        q.append(p)
+        self.counters["tuplock_waits"] += 1
+        yield from pay(p)
+        yield BLOCK                             # the grant's post (kept if it came first)
+        while self.tuplocks[tv][0] is not p:    # a stray post: wait on
+            yield BLOCK
+
+    def _tuplock_release(self, p, tv):
+        yield from self._lockmgr(p, ("tuple",) + tv)
+        q = self.tuplocks[tv]
+        q.remove(p)
+        if q:
+            p.debt += self.sim.C_POST            # granted to the next: ProcLockWakeup
+            self.sim.wake(q[0])
+        else:
+            del self.tuplocks[tv]
 
     def hw_acquire(self, p, key, mode):
         sim = self.sim
@@ -729,19 +788,19 @@ class Point:
 
     def end(self, p):
         sim = self.sim
-        woke = False
+        yield from pay(p)                       # the transaction's CPU time up to its end holds its locks
         for key in p.rows:
             if self.rows.get(key) is p:
                 del self.rows[key]
-            w = self.row_waiters.pop(key, None)
-            if w:
-                if not woke:
-                    yield from self._lockmgr(p, ("xid", p.pid))
-                    woke = True
-                for q in w:
-                    p.debt += sim.C_POST
-                    sim.wake(q)
         p.rows.clear()
+        w = self.xid_waiters.pop(p, None)
+        if w:
+            # the release of the transaction lock grants it to every waiter
+            # (ProcLockWakeup, under its partition lock) and wakes them
+            yield from self._lockmgr(p, ("transactionid", p.pid))
+            for q in w:
+                p.debt += sim.C_POST
+                sim.wake(q)
         for key in list(p.hw):
             yield from self.hw_release(p, key)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from .engine import Machine
 from .model import Costs
 
-MODEL_VERSION = "v1.2"  # v1.1 with each page named once per transaction (a B-tree split no longer waits for itself)
+MODEL_VERSION = "v2"  # v1.2 with PostgreSQL's row-lock protocol (tuple locks, XactLockTableWait), flushes that grow with the pages they sync, and a transaction's CPU time before its end
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"
@@ -104,8 +104,19 @@ def costs(profile, calib, scale=None):
     return Costs(c_pageinit=a("c_pageinit_ns"),
                  c_write_call=a("c_write_call_ns"), c_write_page=a("c_write_page_ns"),
                  t_fsync=const(profile, "wal_flush_us") * scale.get("wal_flush_us", 1.0),
+                 t_fsync_page=flush_page_ns(profile) * scale.get("wal_flush_page_us", 1.0),
                  c_member=a("c_member_ns"), c_client=calib["c_client_ns"] * out,
                  c_backend=calib["c_backend_ns"] * out, c_lockmgr=a("c_lockmgr_ns"))
+
+
+def flush_page_ns(profile):
+    """What each 8 kB page after the first adds to a WAL flush (model v2).
+    Profiles measured before v2 do not have it: their flushes cost the same
+    whatever they write, v1's rule."""
+    c = (profile.get("constants") or {}).get("wal_flush_page_us")
+    if c is None or c.get("value") is None:
+        return 0.0
+    return float(c["value"]) * 1000.0
 
 
 def machine_profile_path(name):

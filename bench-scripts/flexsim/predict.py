@@ -150,14 +150,21 @@ def default_traces():
 
 
 def load_calibration(workload, machine_name):
-    cal = HERE / "calibration" / "2core-stock.json"
+    """The calibration run of the traces' machine: calibration/MACHINE-stock.json
+    when one was taken with that machine's profile (a later run on this
+    machine, measured with its own profile), else 2core-stock.json (the
+    traces' day)."""
+    cal = HERE / "calibration" / f"{machine_name}-stock.json"
+    if not machine_name or not cal.exists():
+        machine_name = "2core"
+        cal = HERE / "calibration" / "2core-stock.json"
     if not cal.exists():
         raise UsageError(f"no calibration ({cal}): run python3 -m flexsim.calibrate")
     d = json.loads(cal.read_text())
     w = d["workloads"].get(workload)
     if w is None:
         raise UsageError(f"the calibration {cal.name} has no {workload}")
-    return w["median"]
+    return w["median"], machine_name
 
 
 _cache = {}
@@ -186,7 +193,7 @@ def trace_local_ns():
         return 10.0
 
 
-def calibration_for(program, workload, machine_profile):
+def calibration_for(program, workload, machine_profile, machine_name=None):
     """The CPU time the traces do not show, on the traces' machine: the
     backend's per transaction outside the traced transaction (from the
     traces' begin lines: the time since the previous transaction less the
@@ -194,10 +201,10 @@ def calibration_for(program, workload, machine_profile):
     less the traced CPU), and pgbench's per statement (the calibration
     run's pgbench CPU over the statements), each less the semaphore post it
     makes (the engine charges those)."""
-    cal = load_calibration(workload, None)
+    cal, cal_machine = load_calibration(workload, machine_name)
     R = program.mean("rts") + 1
     traced_cpu_us = (program.mean("cpu_ns") + _copy_ns(program)) / 1000.0
-    prof2 = P.load_profile(P.machine_profile_path("2core"))
+    prof2 = P.load_profile(P.machine_profile_path(cal_machine))      # the calibration machine's post
     post_us = P.const(prof2, "sem_wake_same_core_ns") / 2 / 1000.0
     if program.info.get("outside_backend_ns") is not None:
         backend_out = program.info["outside_backend_ns"] / 1000.0 - post_us
@@ -238,7 +245,7 @@ def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_roo
     settings.update(MACHINE_SERIES.get(machine, {}))
     mach = P.machine_from_profile(prof, cores, scale)
     if calib is None:
-        calib = calibration_for(program, workload, prof)
+        calib = calibration_for(program, workload, prof, MACHINE_FILE.get(machine, machine))
     costs = P.costs(prof, calib, scale)
     pt = M.Point(program, mach, M.Variant(settings), costs, clients, seed=seed)
     t0 = time.perf_counter()

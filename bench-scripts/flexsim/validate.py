@@ -238,7 +238,8 @@ def summary(version, rows, meas, out, cores):
 # and the model's assumptions (params.ASSUMPTIONS), and the CPU time the
 # traces do not show
 SENSITIVITY = ["line_transfer_ns", "uncontended_cas_ns", "sem_wake_cross_core_ns", "sem_wake_same_core_ns",
-               "wal_flush_us", "cpu_speed_ratio", "slice_ns", "outside_cpu", "c_pageinit_ns", "c_write_call_ns",
+               "wal_flush_us", "wal_flush_page_us", "cpu_speed_ratio", "slice_ns", "outside_cpu", "c_pageinit_ns",
+               "c_write_call_ns",
                "c_write_page_ns", "c_member_ns", "c_lockmgr_ns"]
 
 

@@ -211,6 +211,13 @@ def main():
             "tps: a commit waits at least one whole flush"),
         "wal_flush_open_datasync_us": None,
         "wal_flush_two_writes_us": None,
+        "wal_flush_page_us": const(
+            5.0, 1.25, 20.0, "us",
+            "not recorded (added 2026-11-26 for flexsim v2, before any v2 prediction): what one more 8 kB page "
+            "adds to a write + fdatasync; the run recorded neither the WAL device nor its throughput. 5 us is "
+            "1.6 GB/s, a local NVMe device; the range goes from 6.5 GB/s down to 0.4 GB/s, a network volume "
+            "(cloud block storage sustains 0.25-1 GB/s). For scale: insert-1000 with 8 insertion locks wrote "
+            "about 195 MB/s of WAL there (3296 tps, 59 kB a transaction)"),
         "cpu_speed_ratio": const(
             1.0, 0.8, 1.35, "ratio",
             "per-core speed against the 2-core development machine (the traces' machine): 16-core tps at "
@@ -302,6 +309,11 @@ def main():
               "whole flush that starts after its record (0.19-0.24 ms at 16 clients). Value 100 us, range "
               "60-230 us. open_datasync and two-write figures were not recorded and are not assumed: the "
               "runs used fdatasync, Linux's default.", "",
+              "**Flush size (added for flexsim v2, 2026-11-26).** A flush after a group of commits writes and "
+              "syncs every page since the last one, and its time grows with them; the run recorded nothing of "
+              "the WAL device. Value 5 us per 8 kB page (1.6 GB/s, a local NVMe device), range 1.25-20 us "
+              "(6.5 GB/s down to 0.4 GB/s, a network volume): an assumption with no measurement under it, "
+              "whose effect the sensitivity runs show.", "",
               "**CPU speed per core.** To replay a trace of this lab's machine on the 16-core one the "
               "simulator scales CPU time. Workloads that did not wait on LWLocks at 16 clients on 16 cores "
               "ran there at this ratio of 8 times their 2-core tps at 16 clients (both machines saturated):", "",
