@@ -22,7 +22,8 @@
 # leave the waiters to slot holders (procarray_group_clear = holder); 7. an
 # acquisition nested in the announcement window (WaitEventCustomLock, taken
 # by the injection point's wait) must not take the announced slot; 8. a
-# revoking writer exits when the postmaster dies.
+# revoking writer exits when the postmaster dies; 9. a queued revoker that
+# exits so leaves nobody waiting on its account.
 use strict;
 use warnings FATAL => 'all';
 
@@ -591,6 +592,93 @@ $node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION inject
 	kill 'KILL', $rpid;
 	kill 'KILL', $wpid if !$gone;
 	eval { $_->quit } for ($r, $w);
+}
+
+# --- 9. a revoker that exits with the postmaster leaves nobody waiting ----
+# P (flexlock_test_lwlock_nested) holds the outer test lock and finds the
+# test lock held exclusively by S: it stops before queueing
+# (lwlock-before-queue).  S releases, the bias is turned on, R holds through
+# its slot and is stopped.  P queues, finds the lock free and biased and
+# revokes as a queued revoker, polling R's slot; E (exclusive) finds the
+# revocation and sleeps in the queue; F (nested) sleeps on the outer lock P
+# holds.  The postmaster dies.  P must take itself off the queue and wake E
+# before it exits (a queued revoker skips W3's wakeup because it tries the
+# lock next, which an exiting one never does), and must not exit holding the
+# outer lock.  E and F then get as far as R's slot and exit in turn.  With P
+# exiting as it did first, E and F sleep on their semaphores for good.
+$node = PostgreSQL::Test::Cluster->new('readbiased_pmdeath_queued');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+flexlock.test_lock_read_biased = on
+autovacuum = off
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+{
+	my ($s, $spid) = session();
+	my ($p, $ppid) = session();
+	my ($r, $rpid) = session();
+	my ($e, $epid) = session();
+	my ($f, $fpid) = session();
+	$s->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	start_test_lock($s, 'exclusive');
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	$p->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('lwlock-before-queue', 'wait');});
+	$p->query_until(qr/started/, q{
+		\echo started
+		SELECT flexlock_test_lwlock_nested(0);
+	});
+	$node->wait_for_event('client backend', 'lwlock-before-queue');
+	pass('9: P holds the outer lock and stopped before queueing for the test lock (held by S)');
+	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
+	is($s->query_safe('SELECT 1'), '1', '9: S released');
+	$s->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
+	bias_on('9');
+	$r->query_safe(q{
+		SELECT injection_points_set_local();
+		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	my $biased = counter('biased_acquires');
+	start_test_lock($r, 'shared');
+	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
+	is(counter('biased_acquires') - $biased, 1, '9: R holds the test lock through its slot');
+	kill 'STOP', $rpid;
+	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('lwlock-before-queue')});
+	my $drain_waits = 0;
+	for (1 .. 100)
+	{
+		$drain_waits = counter('drain_waits');
+		last if $drain_waits >= 1;
+		usleep(50_000);
+	}
+	is($drain_waits, 1, '9: P queued, revoked the bias and polls R\'s slot');
+	start_test_lock($e, 'exclusive');
+	wait_for_lwlock_wait($epid, 'E');
+	$f->query_until(qr/started/, q{
+		\echo started
+		SELECT flexlock_test_lwlock_nested(0);
+	});
+	wait_for_lwlock_wait($fpid, 'F');
+	pass('9: E sleeps behind the revocation, F on the outer lock');
+	$node->kill9;
+	for my $who ([ 'P', $ppid ], [ 'E', $epid ], [ 'F', $fpid ])
+	{
+		my ($name, $pid) = @$who;
+		my $gone = 0;
+		for (1 .. 100)
+		{
+			$gone = !kill(0, $pid);
+			last if $gone;
+			usleep(100_000);
+		}
+		ok($gone, "9: $name exited once the postmaster was gone");
+	}
+	kill 'KILL', $rpid;
+	kill 'KILL', $_ for grep { kill(0, $_) } ($ppid, $epid, $fpid);
+	eval { $_->quit } for ($s, $p, $r, $e, $f);
 }
 
 done_testing();
