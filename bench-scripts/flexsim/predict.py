@@ -141,6 +141,13 @@ def trace_dirs(root, workload, variant, settings):
                         "which the simulator takes from the traces: stock's will not do)"))
 
 
+def set_traces_machine(name):
+    global TRACES_MACHINE
+    if name != TRACES_MACHINE:
+        TRACES_MACHINE = name
+        _cache.clear()
+
+
 def default_traces():
     idx = HERE / "traces.json"
     if idx.exists():
@@ -185,10 +192,14 @@ def program_for(workload, variant, traces_root=None):
     return _cache[key], settings, used, d
 
 
+TRACES_MACHINE = os.environ.get("FLEXSIM_TRACES_MACHINE", "2core")
+
+
 def trace_local_ns():
-    """The local atomic cost of the traces' machine (this one)."""
+    """The local atomic cost of the traces' machine (by default 2core, the
+    machine of the traces of 2026-11-25; --traces-machine names another)."""
     try:
-        return P.const(P.load_profile(P.machine_profile_path("2core")), "uncontended_cas_ns")
+        return P.const(P.load_profile(P.machine_profile_path(TRACES_MACHINE)), "uncontended_cas_ns")
     except P.ProfileError:
         return 10.0
 
@@ -304,6 +315,7 @@ def main(argv=None):
     ap.add_argument("--machine")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--traces")
+    ap.add_argument("--traces-machine", help="machine profile of the traces' machine (default 2core)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     try:
@@ -314,6 +326,9 @@ def main(argv=None):
         cores, clients = int(a.cores), int(a.clients)
         if a.machine:
             P.machine_profile_path(MACHINE_FILE.get(a.machine, a.machine))
+        if a.traces_machine:
+            P.machine_profile_path(a.traces_machine)
+            set_traces_machine(a.traces_machine)
         res = simulate(a.workload, a.variant, cores, clients, a.machine, int(a.seed),
                        a.traces or os.environ.get("TRACES") or None)
     except (UsageError, StallError, P.ProfileError, T.TraceError) as e:

@@ -86,6 +86,9 @@ def points_of(setname):
 
 def cmd_predict(a):
     pts, cores = points_of(a.set)
+    if a.traces_machine:
+        P.machine_profile_path(a.traces_machine)
+        PR.set_traces_machine(a.traces_machine)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     scale = {}
@@ -364,6 +367,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--machine")
     p.add_argument("--traces")
+    p.add_argument("--traces-machine")
     p.add_argument("--scale", action="append")
     p.add_argument("--tag")
     p.add_argument("--only")
