@@ -26,7 +26,7 @@
 #   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"  `make machine-profile`: more options
 #   WORKLOAD=w VARIANT=v PAIRS=w:v,... PAIRS_FILE=f TXNS=N TRACE_OUT=dir TRACE_ARGS="..."  `make trace` (SCALE too)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
-#   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES=  `make predict` (bench-scripts/flexsim)
+#   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES= TRACES_MACHINE=  `make predict` (bench-scripts/flexsim)
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
 #   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
@@ -136,10 +136,10 @@ psql stop status pgbench:
 # the simulator (bench-scripts/flexsim, docs/simulator.md): python3 only
 predict:
 	@if [ -z "$(WORKLOAD)" ] || [ -z "$(CORES)" ] || [ -z "$(CLIENTS)" ]; then \
-		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir]" >&2; exit 2; fi
+		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir TRACES_MACHINE=name]" >&2; exit 2; fi
 	@cd bench-scripts && python3 -m flexsim.predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
 		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
-		$(if $(TRACES),--traces "$(abspath $(TRACES))")
+		$(if $(TRACES),--traces "$(abspath $(TRACES))") $(if $(TRACES_MACHINE),--traces-machine "$(TRACES_MACHINE)")
 
 predict-check:
 	@cd bench-scripts && python3 -m unittest tests.test_flexsim

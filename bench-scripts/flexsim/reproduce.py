@@ -3,8 +3,9 @@
     python3 -m flexsim.reproduce RESULTS/validation.csv [--point NAME] [--version V]
 
 runs `make predict WORKLOAD= VARIANT= CORES= CLIENTS=` from the top of the
-checkout with the row's settings (the default machine and seed, as
-`flexsim.validate predict` ran it) and checks that the `predicted tps = N`
+checkout with the row's settings and the inputs its predictions were made
+with (MACHINE=, TRACES=, TRACES_MACHINE= from predictions-<tag>.inputs.json
+beside them; the default machine and traces where there is none) and checks that the `predicted tps = N`
 it prints is the row's predicted_tps.  Without --point: the row of the
 latest model version (or --version) whose prediction is quickest to
 reproduce (fewest cores and clients, select-only first).  Exit 0 when equal.
@@ -12,6 +13,7 @@ reproduce (fewest cores and clients, select-only first).  Exit 0 when equal.
 
 import argparse
 import csv
+import json
 import os
 import re
 import subprocess
@@ -37,12 +39,30 @@ def pick(rows, point=None, version=None):
     return min(rows, key=lambda r: (r["workload"] != "select-only", int(r["cores"]), int(r["clients"])))
 
 
-def run(row):
+def inputs_of(row, where=None):
+    """The machine, traces and traces' machine a row's predictions were made
+    with (predictions-<tag>.inputs.json beside them), as make variables."""
+    for d in ([Path(where)] if where else []) + sorted(TOP.glob("bench-scripts/results/*-flexsim-validation/*/")):
+        f = d / f"predictions-{row['model_version']}.inputs.json"
+        if f.exists():
+            i = json.loads(f.read_text())
+            out = []
+            if i.get("machine"):
+                out.append(f"MACHINE={i['machine']}")
+            if i.get("traces"):
+                out.append(f"TRACES={TOP / i['traces']}")
+            if i.get("traces_machine"):
+                out.append(f"TRACES_MACHINE={i['traces_machine']}")
+            return out
+    return []
+
+
+def run(row, where=None):
     if row["model_version"].split("-")[0] != P.MODEL_VERSION:
         raise SystemExit(f"the row is of model {row['model_version']}, the code is {P.MODEL_VERSION}: "
                          "check out the commit of that version")
     cmd = ["make", "-s", "-C", str(TOP), "predict", f"WORKLOAD={row['workload']}", f"VARIANT={row['variant']}",
-           f"CORES={row['cores']}", f"CLIENTS={row['clients']}"]
+           f"CORES={row['cores']}", f"CLIENTS={row['clients']}"] + inputs_of(row, where)
     p = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"^predicted tps = (\d+)$", p.stdout, re.M)
     got = int(m.group(1)) if m else None
