@@ -1,18 +1,24 @@
 """The simulator's calibration on the traces' machine: the CPU time per
-transaction of one client's backend and of pgbench, measured on their own
-processes (utime + stime from /proc/PID/stat between two instants of a
-1-client run, over the transactions committed meanwhile), so that other
-work on the machine does not enter it.  The simulator takes the client's
-time from it, and the backend's time outside the traced transactions (its
-CPU time less the traced transaction's).
+transaction of the backends and of pgbench, measured on their own processes
+(utime + stime from /proc/PID/stat between two instants of a run, over the
+transactions committed meanwhile), so that other work on the machine does
+not enter it.  The simulator takes the client's time from it, and the
+backend's time outside the traced transactions (its CPU time less the
+traced transaction's).
 
     python3 -m flexsim.calibrate --out FILE [--workloads a,b] [--secs 10]
-                                 [--variant stock]
+                                 [--variant stock] [--clients N]
+
+--clients: 1 (model v1 and v2's rule) or, for model v3, as many as the
+machine has cores, so that no wake-up finds a core idle: the simulator
+charges idle cores' wake-ups itself, and a 1-client run's processes are
+charged (as system time, on a VM) for theirs; v3 also scales the traced CPU
+time to the backend's CPU per transaction measured so (predict.py).
 
 Uses the flexbench package (servers, workloads) and the patched build
 (FLEXLOCK_BUILD).  Writes FILE (json): per workload the backend's and
-pgbench's CPU microseconds per transaction, the transactions per second at
-1 client, the load average before and after each run.
+pgbench's CPU microseconds per transaction, the transactions per second,
+the load average before and after each run.
 """
 
 import argparse
@@ -67,10 +73,10 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def measure(srv, w, cmd, secs, settle=2.0):
-    """Run pgbench (cmd, 1 client) for settle + secs + 1 s; between settle
-    and settle + secs read the CPU time of its backend and of pgbench and the
-    commits of the workload's database."""
+def measure(srv, w, cmd, secs, settle=2.0, clients=1):
+    """Run pgbench (cmd, `clients` clients) for settle + secs + 1 s; between
+    settle and settle + secs read the CPU time of its backends and of
+    pgbench (all its threads) and the commits of the workload's database."""
     full = cmd + ["-T", str(int(settle + secs + 1)), w.dbname]
     proc = subprocess.Popen(as_user(full), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = {}
@@ -79,23 +85,27 @@ def measure(srv, w, cmd, secs, settle=2.0):
         time.sleep(settle)
         be = pg = None
         for _ in range(50):
-            be = srv.psql(f"SELECT pid FROM pg_stat_activity WHERE datname = '{w.dbname}' "
-                          "AND application_name = 'pgbench' AND pid <> pg_backend_pid() LIMIT 1")
+            be = srv.psql(f"SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE datname = '{w.dbname}' "
+                          "AND application_name = 'pgbench' AND pid <> pg_backend_pid()")
+            be = [int(x) for x in (be or "").split()]
             pg = find_descendant(proc.pid, "pgbench")
-            if be and pg:
+            if len(be) == clients and pg:
                 break
             time.sleep(0.1)
-        if not be or not pg:
-            out["error"] = f"backend {be!r}, pgbench {pg!r}"
+        if len(be) != clients or not pg:
+            out["error"] = f"backends {be!r}, pgbench {pg!r}"
             return
-        be = int(be)
+
+        def backends_cpu():
+            t = [proc_cpu(b) for b in be]
+            return None if None in t else sum(t)
 
         def commits():
             return int(srv.psql(f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{w.dbname}'"))
         srv.psql("SELECT pg_stat_clear_snapshot()")
-        c0, b0, p0, t0 = commits(), proc_cpu(be), proc_cpu(pg), time.monotonic()
+        c0, b0, p0, t0 = commits(), backends_cpu(), proc_cpu(pg), time.monotonic()
         time.sleep(secs)
-        c1, b1, p1, t1 = commits(), proc_cpu(be), proc_cpu(pg), time.monotonic()
+        c1, b1, p1, t1 = commits(), backends_cpu(), proc_cpu(pg), time.monotonic()
         if None in (b0, b1, p0, p1):
             return
         out.update(commits=c1 - c0, backend_s=b1 - b0, pgbench_s=p1 - p0, wall_s=t1 - t0)
@@ -123,6 +133,9 @@ def main():
     ap.add_argument("--secs", type=float, default=10)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--variant", default="stock")
+    ap.add_argument("--clients", type=int, default=1,
+                    help="pgbench clients (and threads); model v3 calibrates with as many as the machine has "
+                         "cores, so that no wake-up finds a core idle: the simulator charges those itself")
     a = ap.parse_args()
     prepare_run_user()
     config.check_installed("patched")
@@ -142,6 +155,7 @@ def main():
     gucs = {k: v for k, v in variant_settings(a.variant).items() if not k.startswith("flexlock_test.")}
     srv.set_variant(a.variant, gucs)
     result = {"format": "flexsim calibration 1", "variant": a.variant, "secs": a.secs, "reps": a.reps,
+              "clients": a.clients,
               "settings": {k: v for k, v in base.items() if k not in ("listen_addresses", "log_line_prefix")},
               "workloads": {}}
     try:
@@ -165,7 +179,8 @@ def main():
                 dst.write_text(src.read_text())
                 os.chmod(dst, 0o644)
                 fargs += ["-f", str(dst) if weight is None else f"{dst}@{weight}"]
-            cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", "1", "-j", "1", "-D", f"scale={w.scale}"]
+            cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", str(a.clients), "-j", str(a.clients),
+                                                      "-D", f"scale={w.scale}"]
             for k, v in w.vars.items():
                 cmd += ["-D", f"{k}={v}"]
             cmd += w.pgbench_args + fargs
@@ -175,7 +190,7 @@ def main():
                     srv.psql(w.reset_sql, w.dbname)
                 srv.psql("CHECKPOINT")
                 la0 = loadavg()
-                m = measure(srv, w, cmd, a.secs)
+                m = measure(srv, w, cmd, a.secs, clients=a.clients)
                 m["loadavg_before"], m["loadavg_after"] = la0, loadavg()
                 reps.append(m)
                 print(f"{wname} rep {r + 1}: {m['tps']:.0f} tps, backend {m['backend_cpu_us_per_txn']:.1f} us/txn, "

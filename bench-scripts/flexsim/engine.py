@@ -149,6 +149,7 @@ class Sim:
         self.preemptions = 0
         self.switches = 0
         self.wakeups = 0
+        self.idle_wakeups = 0
         self.inline = 0
         self.until = 0.0
 
@@ -201,6 +202,8 @@ class Sim:
                 self._arrive(ev[3])
             elif kind == 2:
                 self._slice_timer(ev[3], ev[4])
+            elif kind == 4:
+                self._dispatch(ev[3], self.cores[ev[4]], False)    # onto the core reserved at the wake-up
             else:
                 ev[3](ev[4])
         self.events += n
@@ -340,12 +343,31 @@ class Sim:
                 heapq.heappush(self.heap, (t, self.seq, 2, core, core.tver))
 
     def wake(self, q):
-        """A semaphore post to q (the poster pays C_POST itself)."""
+        """A semaphore post to q (the poster pays C_POST itself).  Where q
+        runs is decided now, as Linux's select_task_rq does at the wake-up
+        (model v3): a core idle at this moment is taken for q, which runs
+        there after the wake-to-run latency of an idle core (an IPI, a vCPU
+        leaving halt); with no core idle, q joins the run queue at once and
+        runs when a core is free, usually the waker's as it blocks (the
+        affine wake-up of a socket's sync wake), paying a context switch.
+        (v1 and v2 decided at the end of the latency, and paid it on every
+        wake-up: a core the waker left meanwhile was idle then.)"""
         if q.state == BLOCKED:
             q.state = WAKING
             self.wakeups += 1
-            self.seq += 1
-            heapq.heappush(self.heap, (self.now + self.T_WAKE, self.seq, 1, q, 0))
+            if self.idle:
+                idle = self.idle
+                if q.lastcore >= 0 and q.lastcore in idle:
+                    idle.remove(q.lastcore)
+                    cid = q.lastcore
+                else:
+                    cid = idle.pop()
+                self.cores[cid].tver += 1           # reserved for q: no longer idle
+                self.idle_wakeups += 1
+                self.seq += 1
+                heapq.heappush(self.heap, (self.now + self.T_WAKE, self.seq, 4, q, cid))
+            else:
+                self._arrive(q)
         else:
             q.sem += 1
 

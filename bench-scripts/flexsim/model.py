@@ -61,7 +61,7 @@ class Costs:
 
     def __init__(self, c_pageinit=800.0, c_write_call=2000.0, c_write_page=400.0, t_fsync=1e6,
                  c_member=60.0, c_client=3000.0, c_backend=3000.0, c_lockmgr=400.0, pins=True,
-                 t_fsync_page=0.0):
+                 t_fsync_page=0.0, trace_scale=1.0):
         """c_client: pgbench's CPU per statement; c_backend: the backend's
         CPU per transaction outside the traced transaction."""
         self.c_pageinit = c_pageinit
@@ -69,6 +69,10 @@ class Costs:
         self.c_write_page = c_write_page
         self.t_fsync = t_fsync
         self.t_fsync_page = t_fsync_page      # what each page after the first adds to a flush
+        # the backend's CPU time from the traces (and outside them) against
+        # what it is with every core busy (model v3: calibrate.py with as
+        # many clients as cores), on top of the machine's speed
+        self.trace_scale = trace_scale
         self.c_member = c_member
         self.c_client = c_client
         self.c_backend = c_backend
@@ -225,7 +229,7 @@ class Point:
                     yield from lwi.wake_wuf(p, lk)
                 yield from self.advance(p, pg)
         p.debt += sim.lw(p.core, self._walline(start))
-        p.debt += copy_ns * self.machine.cpu_scale
+        p.debt += copy_ns * self.machine.cpu_scale * self.costs.trace_scale
         lk.var = 0
         yield from lwi.release(p, lk)
         p.last_lsn = end
@@ -495,7 +499,7 @@ class Point:
         lwi = self.lwi
         pa = self.procarray
         mode = self.variant.group_clear
-        hold = hold * self.machine.cpu_scale
+        hold = hold * self.machine.cpu_scale * self.costs.trace_scale
         if mode in ("on", "holder"):
             got = yield from lwi.conditional(p, pa, X)
             if got:
@@ -813,7 +817,7 @@ class Point:
         next statement; within a transaction that time is in the trace)."""
         sim = self.sim
         c = self.costs
-        scale = self.machine.cpu_scale
+        scale = self.machine.cpu_scale * c.trace_scale
         if boundary:
             p.debt += 0.5 * c.c_backend * scale
         th = p.thread
@@ -934,7 +938,7 @@ def _backend(sim, p, pt):
     lwi = pt.lwi
     txns = pt.program.txns
     rng = pt.rng
-    scale = pt.machine.cpu_scale
+    scale = pt.machine.cpu_scale * pt.costs.trace_scale
     pins = pt.costs.pins and not pt.program.has_pins        # pins of the trace, else one around each content lock
     ntx = len(txns)
     lock = pt.lock

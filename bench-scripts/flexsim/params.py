@@ -25,7 +25,7 @@ from pathlib import Path
 from .engine import Machine
 from .model import Costs
 
-MODEL_VERSION = "v2"  # v1.2 with PostgreSQL's row-lock protocol (tuple locks, XactLockTableWait), flushes that grow with the pages they sync, and a transaction's CPU time before its end
+MODEL_VERSION = "v3"  # v2 with the wake-up placed when it happens (an idle core, or the run queue), and CPU calibrated with every core busy
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"
@@ -106,7 +106,8 @@ def costs(profile, calib, scale=None):
                  t_fsync=const(profile, "wal_flush_us") * scale.get("wal_flush_us", 1.0),
                  t_fsync_page=flush_page_ns(profile) * scale.get("wal_flush_page_us", 1.0),
                  c_member=a("c_member_ns"), c_client=calib["c_client_ns"] * out,
-                 c_backend=calib["c_backend_ns"] * out, c_lockmgr=a("c_lockmgr_ns"))
+                 c_backend=calib["c_backend_ns"] * out, c_lockmgr=a("c_lockmgr_ns"),
+                 trace_scale=calib.get("trace_scale", 1.0) * scale.get("trace_scale", 1.0))
 
 
 def flush_page_ns(profile):

@@ -171,7 +171,7 @@ def load_calibration(workload, machine_name):
     w = d["workloads"].get(workload)
     if w is None:
         raise UsageError(f"the calibration {cal.name} has no {workload}")
-    return w["median"], machine_name
+    return dict(w["median"], clients=d.get("clients", 1)), machine_name
 
 
 _cache = {}
@@ -224,7 +224,17 @@ def calibration_for(program, workload, machine_profile, machine_name=None):
         backend_out = cal["backend_cpu_us_per_txn"] - traced_cpu_us - post_us
         source = "calibration run"
     client = cal["pgbench_cpu_us_per_txn"] / R - post_us
+    # model v3: a calibration taken with every core busy (clients = cores)
+    # measures the backend's CPU per transaction in the regime the
+    # simulator's busy points run in; the traces (one client, a core woken
+    # from idle at every round trip) may run slower: scale their CPU time so
+    # that a transaction's backend CPU, traced and outside, is the
+    # calibration's.  A 1-client calibration (v1 and v2's rule) leaves it.
+    trace_scale = 1.0
+    if cal.get("clients", 1) > 1 and traced_cpu_us + max(0.0, backend_out) > 0:
+        trace_scale = cal["backend_cpu_us_per_txn"] / (traced_cpu_us + max(0.0, backend_out) + post_us)
     return {"c_backend_ns": max(0.0, backend_out) * 1000.0, "c_client_ns": max(0.0, client) * 1000.0,
+            "trace_scale": trace_scale,
             "backend_outside_source": source, "statements": R, "traced_cpu_us": traced_cpu_us,
             "backend_cpu_us_per_txn": cal["backend_cpu_us_per_txn"],
             "pgbench_cpu_us_per_txn": cal["pgbench_cpu_us_per_txn"]}

@@ -292,6 +292,33 @@ class Engine(unittest.TestCase):
         self.assertLessEqual(s["sleeps"] / slow["sim_ns"] * 20000.0, 1.05)
 
 
+class WakePlacement(unittest.TestCase):
+    """Model v3: where a woken process runs is decided at the wake-up.  One
+    client and pgbench's thread on two cores ping-pong through idle cores:
+    each of the two wake-ups of a transaction pays the idle core's
+    wake-to-run latency (36 us, as this machine's vCPUs measured), 10 + 36 +
+    5 + 36 us a transaction.  Two clients keep both cores busy: a wake-up
+    finds no idle core, the wakee is queued and runs as its waker blocks,
+    paying a context switch (1 us): 10 + 1 + 5 + 1 us a transaction on each
+    core.  v2 decided at the end of the latency, when the waker had left its
+    core idle, and paid 36 us on every wake-up (2 clients: a third of this)."""
+
+    def test_idle_or_busy(self):
+        w = synth.Writer()
+        for _ in range(40):
+            w.begin()
+            w.cpu(10000)
+            w.end()
+        prog = C.compile_traces([T.parse_text(w.text(), "pp")], statements=1)
+        mach = machine(2, t_wake=36000.0, c_switch=1000.0)
+        costs = free_costs(c_client=5000.0)
+        one, _ = run(prog, mach, 1, costs=costs, ms=50, warm_ms=5)
+        self.assertAlmostEqual(one["tps"], 1e9 / 87000, delta=0.03 * 1e9 / 87000)
+        two, _ = run(prog, mach, 2, costs=costs, ms=50, warm_ms=5)
+        self.assertGreater(two["tps"], 0.9 * 2e9 / 17000)
+        self.assertLessEqual(two["tps"], 2e9 / 17000 * 1.01)
+
+
 class RowLocks(unittest.TestCase):
     """Model v2's row protocol (heap_update / heap_lock_tuple, READ
     COMMITTED): n clients that all update one row, held to the end of each
@@ -368,8 +395,8 @@ class GroupCommit(unittest.TestCase):
             res2, _ = run(self._prog(), machine(16), N, costs=costs, ms=60.0, warm_ms=5.0)
         finally:
             M.Point.flush_own_only = False
-        self.assertAlmostEqual(res2["transactions"] / res2["counters"]["flushes"], 1.0, delta=0.1)
-        self.assertLess(res2["tps"], 1100)
+        self.assertAlmostEqual(res2["transactions"] / res2["counters"]["flushes"], 1.0, delta=0.25)
+        self.assertLess(res2["tps"], 1300)
 
 
     def test_flush_grows_with_pages(self):
