@@ -135,6 +135,53 @@ sub start_test_lock
 	});
 }
 
+# Make the session's process, alone, stop at each injection point named.
+sub attach_wait
+{
+	my ($sess, @points) = @_;
+	$sess->query_safe(join "\n", 'SELECT injection_points_set_local();',
+		map { "SELECT injection_points_attach('$_', 'wait');" } @points);
+}
+
+# Start flexlock_test_lwlock_nested() (the outer lock, then the test lock)
+# in a background session without waiting for it to return.
+sub start_nested
+{
+	my ($sess) = @_;
+	$sess->query_until(qr/started/, q{
+		\echo started
+		SELECT flexlock_test_lwlock_nested(0);
+	});
+}
+
+# Whether the process exits within 10 s.
+sub exits
+{
+	my ($pid) = @_;
+	for (1 .. 100)
+	{
+		return 1 if !kill(0, $pid);
+		usleep(100_000);
+	}
+	return 0;
+}
+
+# A new node with the test lock read-biased, for a test that kills its
+# postmaster.
+sub pmdeath_node
+{
+	my ($name) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init;
+	$n->append_conf('postgresql.conf', qq{
+flexlock.test_lock_read_biased = on
+autovacuum = off
+});
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+	return $n;
+}
+
 # Wait until the process waits for an LWLock.
 sub wait_for_lwlock_wait
 {
@@ -150,9 +197,7 @@ sub wait_for_lwlock_wait
 	bias_on('1');
 	my ($r, $rpid) = session();
 	my ($w, $wpid) = session();
-	$r->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($r, 'flexlock-test-lwlock-held');
 	my $biased = counter('biased_acquires');
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
@@ -203,9 +248,7 @@ sub wait_for_lwlock_wait
 	bias_on('2');
 	my ($r, $rpid) = session();
 	my ($w, $wpid) = session();
-	$r->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('lwlock-read-bias-announced', 'wait');});
+	attach_wait($r, 'lwlock-read-bias-announced');
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'lwlock-read-bias-announced');
 	pass('2: R announced itself in its slot and stopped before checking the bias');
@@ -229,9 +272,7 @@ sub wait_for_lwlock_wait
 	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
 	bias_on('3');
 	my ($r, $rpid) = session();
-	$r->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($r, 'flexlock-test-lwlock-held');
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	my ($ok, $out, $err) = $node->psql('postgres',
@@ -267,9 +308,7 @@ sub wait_for_lwlock_wait
 	bias_on('4');
 	my ($w1, $w1pid) = session();
 	my ($w2, $w2pid) = session();
-	$w1->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('lwlock-read-bias-revoking', 'wait');});
+	attach_wait($w1, 'lwlock-read-bias-revoking');
 	start_test_lock($w1, 'exclusive');
 	$node->wait_for_event('client backend', 'lwlock-read-bias-revoking');
 	pass('4: W1 took the bias away and stopped before reading the slots');
@@ -314,9 +353,7 @@ sub wait_for_lwlock_wait
 	my ($e, $epid) = session();
 	my ($sh, $spid) = session();
 	my ($w, $wpid) = session();
-	$e->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($e, 'flexlock-test-lwlock-held');
 	start_test_lock($e, 'exclusive');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	for my $s ([ $sh, $spid, 'shared' ], [ $w, $wpid, 'exclusive' ])
@@ -479,10 +516,7 @@ $node->restart;
 	my ($w, $wpid) = session();
 	# the wait events of both injection points exist (registering one
 	# revokes the bias of WaitEventCustomLock): a round with no writer
-	$r->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('lwlock-read-bias-announced', 'wait');
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($r, 'lwlock-read-bias-announced', 'flexlock-test-lwlock-held');
 	bias_on('7');
 	start_test_lock($r, 'shared');
 	for my $point ('lwlock-read-bias-announced', 'flexlock-test-lwlock-held')
@@ -558,21 +592,12 @@ $node->stop;
 # R holds the test lock through its slot and is stopped (SIGSTOP); W revokes
 # and polls R's slot.  The postmaster dies: W must notice and exit, as a
 # process waiting on its latch would, instead of polling forever.
-$node = PostgreSQL::Test::Cluster->new('readbiased_pmdeath');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-flexlock.test_lock_read_biased = on
-autovacuum = off
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+$node = pmdeath_node('readbiased_pmdeath');
 {
 	bias_on('8');
 	my ($r, $rpid) = session();
 	my ($w, $wpid) = session();
-	$r->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($r, 'flexlock-test-lwlock-held');
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	kill 'STOP', $rpid;
@@ -581,13 +606,7 @@ $node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION inject
 	usleep(300_000);
 	is(counter('drain_waits'), 1, '8: W revoked the bias and polls R\'s slot');
 	$node->kill9;
-	my $gone = 0;
-	for (1 .. 100)
-	{
-		$gone = !kill(0, $wpid);
-		last if $gone;
-		usleep(100_000);
-	}
+	my $gone = exits($wpid);
 	ok($gone, '8: W exited once the postmaster was gone');
 	kill 'KILL', $rpid;
 	kill 'KILL', $wpid if !$gone;
@@ -606,41 +625,25 @@ $node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION inject
 # lock next, which an exiting one never does), and must not exit holding the
 # outer lock.  E and F then get as far as R's slot and exit in turn.  With P
 # exiting as it did first, E and F sleep on their semaphores for good.
-$node = PostgreSQL::Test::Cluster->new('readbiased_pmdeath_queued');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-flexlock.test_lock_read_biased = on
-autovacuum = off
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+$node = pmdeath_node('readbiased_pmdeath_queued');
 {
 	my ($s, $spid) = session();
 	my ($p, $ppid) = session();
 	my ($r, $rpid) = session();
 	my ($e, $epid) = session();
 	my ($f, $fpid) = session();
-	$s->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($s, 'flexlock-test-lwlock-held');
 	start_test_lock($s, 'exclusive');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
-	$p->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('lwlock-before-queue', 'wait');});
-	$p->query_until(qr/started/, q{
-		\echo started
-		SELECT flexlock_test_lwlock_nested(0);
-	});
+	attach_wait($p, 'lwlock-before-queue');
+	start_nested($p);
 	$node->wait_for_event('client backend', 'lwlock-before-queue');
 	pass('9: P holds the outer lock and stopped before queueing for the test lock (held by S)');
 	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
 	is($s->query_safe('SELECT 1'), '1', '9: S released');
 	$s->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
 	bias_on('9');
-	$r->query_safe(q{
-		SELECT injection_points_set_local();
-		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});
+	attach_wait($r, 'flexlock-test-lwlock-held');
 	my $biased = counter('biased_acquires');
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
@@ -657,24 +660,13 @@ $node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION inject
 	is($drain_waits, 1, '9: P queued, revoked the bias and polls R\'s slot');
 	start_test_lock($e, 'exclusive');
 	wait_for_lwlock_wait($epid, 'E');
-	$f->query_until(qr/started/, q{
-		\echo started
-		SELECT flexlock_test_lwlock_nested(0);
-	});
+	start_nested($f);
 	wait_for_lwlock_wait($fpid, 'F');
 	pass('9: E sleeps behind the revocation, F on the outer lock');
 	$node->kill9;
 	for my $who ([ 'P', $ppid ], [ 'E', $epid ], [ 'F', $fpid ])
 	{
-		my ($name, $pid) = @$who;
-		my $gone = 0;
-		for (1 .. 100)
-		{
-			$gone = !kill(0, $pid);
-			last if $gone;
-			usleep(100_000);
-		}
-		ok($gone, "9: $name exited once the postmaster was gone");
+		ok(exits($who->[1]), "9: $who->[0] exited once the postmaster was gone");
 	}
 	kill 'KILL', $rpid;
 	kill 'KILL', $_ for grep { kill(0, $_) } ($ppid, $epid, $fpid);

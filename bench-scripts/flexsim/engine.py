@@ -95,7 +95,7 @@ class Core:
 class Proc:
     __slots__ = ("pid", "name", "gen", "core", "lastcore", "state", "ver", "cpu_left", "chunk_end", "debt",
                  "sem", "slice_end", "kind", "slot", "served", "woken", "data", "cpu_ns", "txns",
-                 "lock_try", "last_lsn", "thread", "xid", "rows", "hw", "waiting_for", "slots", "client")
+                 "lock_try", "last_lsn", "thread", "xid", "rows", "hw", "slots", "client")
 
     def __init__(self, pid, name, kind):
         self.pid = pid
@@ -123,7 +123,6 @@ class Proc:
         self.xid = False
         self.rows = None
         self.hw = None
-        self.waiting_for = None
         self.slots = None
         self.client = -1
 
@@ -149,7 +148,6 @@ class Sim:
         self.preemptions = 0
         self.switches = 0
         self.wakeups = 0
-        self.idle_wakeups = 0
         self.inline = 0
         self.until = 0.0
 
@@ -318,17 +316,19 @@ class Sim:
             p.cpu_left += p.chunk_end - self.now
             self._preempt(p)
 
+    def _take_idle(self, p):
+        """An idle core for p, taken off the idle list: its last one if idle."""
+        idle = self.idle
+        if p.lastcore >= 0 and p.lastcore in idle:
+            idle.remove(p.lastcore)
+            return p.lastcore
+        return idle.pop()
+
     def _arrive(self, p):
         """p (woken, or new) becomes runnable: onto an idle core (its last one
         if idle), else the run queue."""
         if self.idle:
-            idle = self.idle
-            if p.lastcore >= 0 and p.lastcore in idle:
-                idle.remove(p.lastcore)
-                cid = p.lastcore
-            else:
-                cid = idle.pop()
-            self._dispatch(p, self.cores[cid], False)
+            self._dispatch(p, self.cores[self._take_idle(p)], False)
             return
         p.state = READY
         self.rq.append(p)
@@ -356,14 +356,8 @@ class Sim:
             q.state = WAKING
             self.wakeups += 1
             if self.idle:
-                idle = self.idle
-                if q.lastcore >= 0 and q.lastcore in idle:
-                    idle.remove(q.lastcore)
-                    cid = q.lastcore
-                else:
-                    cid = idle.pop()
+                cid = self._take_idle(q)
                 self.cores[cid].tver += 1           # reserved for q: no longer idle
-                self.idle_wakeups += 1
                 self.seq += 1
                 heapq.heappush(self.heap, (self.now + self.T_WAKE, self.seq, 4, q, cid))
             else:

@@ -706,9 +706,7 @@ class Point:
                 if p not in lst:
                     lst.append(p)
                 yield from pay(p)
-                p.waiting_for = key
                 yield BLOCK
-                p.waiting_for = None
             yield from self._lockmgr(p, ("transactionid", h.pid))
         for lk, mode in bufheld:
             yield from self.lwi.acquire(p, lk, mode)
