@@ -23,7 +23,8 @@
 # acquisition nested in the announcement window (WaitEventCustomLock, taken
 # by the injection point's wait) must not take the announced slot; 8. a
 # revoking writer exits when the postmaster dies; 9. a queued revoker that
-# exits so leaves nobody waiting on its account.
+# exits so leaves nobody waiting on its account, 10. also when a release
+# woke it while it polled.
 use strict;
 use warnings FATAL => 'all';
 
@@ -625,8 +626,18 @@ $node = pmdeath_node('readbiased_pmdeath');
 # lock next, which an exiting one never does), and must not exit holding the
 # outer lock.  E and F then get as far as R's slot and exit in turn.  With P
 # exiting as it did first, E and F sleep on their semaphores for good.
-$node = pmdeath_node('readbiased_pmdeath_queued');
+#
+# 10. The same, but while P polls, Q takes the test lock in shared mode
+# through the state word (a revocation in progress lets readers do that)
+# and releases it: the release finds the lock free with waiters and wakes
+# the first, P, which is still polling, and clears RELEASE_OK for P to set
+# again when it retries.  An exiting P never retries: it must take up that
+# wakeup and set RELEASE_OK (LWLockDequeueSelf does both), or its wakeup of
+# E finds RELEASE_OK clear and wakes nobody.
+sub queued_revoker_exits
 {
+	my ($n, $woken) = @_;
+	$node = pmdeath_node("readbiased_pmdeath_queued$n");
 	my ($s, $spid) = session();
 	my ($p, $ppid) = session();
 	my ($r, $rpid) = session();
@@ -638,16 +649,16 @@ $node = pmdeath_node('readbiased_pmdeath_queued');
 	attach_wait($p, 'lwlock-before-queue');
 	start_nested($p);
 	$node->wait_for_event('client backend', 'lwlock-before-queue');
-	pass('9: P holds the outer lock and stopped before queueing for the test lock (held by S)');
+	pass("$n: P holds the outer lock and stopped before queueing for the test lock (held by S)");
 	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
-	is($s->query_safe('SELECT 1'), '1', '9: S released');
+	is($s->query_safe('SELECT 1'), '1', "$n: S released");
 	$s->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
-	bias_on('9');
+	bias_on($n);
 	attach_wait($r, 'flexlock-test-lwlock-held');
 	my $biased = counter('biased_acquires');
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
-	is(counter('biased_acquires') - $biased, 1, '9: R holds the test lock through its slot');
+	is(counter('biased_acquires') - $biased, 1, "$n: R holds the test lock through its slot");
 	kill 'STOP', $rpid;
 	$node->safe_psql('postgres', q{SELECT injection_points_wakeup('lwlock-before-queue')});
 	my $drain_waits = 0;
@@ -657,20 +668,33 @@ $node = pmdeath_node('readbiased_pmdeath_queued');
 		last if $drain_waits >= 1;
 		usleep(50_000);
 	}
-	is($drain_waits, 1, '9: P queued, revoked the bias and polls R\'s slot');
+	is($drain_waits, 1, "$n: P queued, revoked the bias and polls R's slot");
 	start_test_lock($e, 'exclusive');
 	wait_for_lwlock_wait($epid, 'E');
+	if ($woken)
+	{
+		my ($q, $qpid) = session();
+		my $unbiased = counter('fallbacks_unbiased');
+		$q->query_safe(q{SELECT flexlock_test_lwlock('shared')});
+		is(counter('fallbacks_unbiased') - $unbiased, 1,
+			"$n: Q took the test lock through the state word during the revocation");
+		my (undef, $qwakeups) = split m{/}, test_lock_stats_of($q, $qpid);
+		is($qwakeups, 1, "$n: Q's release woke one waiter, P (first in the queue), which polls on");
+		$q->quit;
+	}
 	start_nested($f);
 	wait_for_lwlock_wait($fpid, 'F');
-	pass('9: E sleeps behind the revocation, F on the outer lock');
+	pass("$n: E sleeps behind the revocation, F on the outer lock");
 	$node->kill9;
 	for my $who ([ 'P', $ppid ], [ 'E', $epid ], [ 'F', $fpid ])
 	{
-		ok(exits($who->[1]), "9: $who->[0] exited once the postmaster was gone");
+		ok(exits($who->[1]), "$n: $who->[0] exited once the postmaster was gone");
 	}
 	kill 'KILL', $rpid;
 	kill 'KILL', $_ for grep { kill(0, $_) } ($ppid, $epid, $fpid);
 	eval { $_->quit } for ($s, $p, $r, $e, $f);
 }
+queued_revoker_exits(9, 0);
+queued_revoker_exits(10, 1);
 
 done_testing();
