@@ -192,7 +192,7 @@ def program_for(workload, variant, traces_root=None):
     return _cache[key], settings, used, d
 
 
-TRACES_MACHINE = os.environ.get("FLEXSIM_TRACES_MACHINE", "2core")
+TRACES_MACHINE = "2core"
 
 
 def trace_local_ns():

@@ -39,12 +39,15 @@ def pick(rows, point=None, version=None):
     return min(rows, key=lambda r: (r["workload"] != "select-only", int(r["cores"]), int(r["clients"])))
 
 
-def inputs_of(row, where=None):
+def inputs_of(row):
     """The machine, traces and traces' machine a row's predictions were made
-    with (predictions-<tag>.inputs.json beside them), as make variables."""
-    for d in ([Path(where)] if where else []) + sorted(TOP.glob("bench-scripts/results/*-flexsim-validation/*/")):
-        f = d / f"predictions-{row['model_version']}.inputs.json"
-        if f.exists():
+    with (predictions-<tag>.inputs.json beside the predictions-<tag>.csv that
+    has the row's point), as make variables."""
+    tag = row["model_version"]
+    for d in sorted(TOP.glob("bench-scripts/results/*-flexsim-validation/*/")):
+        f = d / f"predictions-{tag}.inputs.json"
+        preds = d / f"predictions-{tag}.csv"
+        if f.exists() and preds.exists() and any(r["point"] == row["point"] for r in csv.DictReader(open(preds))):
             i = json.loads(f.read_text())
             out = []
             if i.get("machine"):
@@ -57,12 +60,12 @@ def inputs_of(row, where=None):
     return []
 
 
-def run(row, where=None):
+def run(row):
     if row["model_version"].split("-")[0] != P.MODEL_VERSION:
         raise SystemExit(f"the row is of model {row['model_version']}, the code is {P.MODEL_VERSION}: "
                          "check out the commit of that version")
     cmd = ["make", "-s", "-C", str(TOP), "predict", f"WORKLOAD={row['workload']}", f"VARIANT={row['variant']}",
-           f"CORES={row['cores']}", f"CLIENTS={row['clients']}"] + inputs_of(row, where)
+           f"CORES={row['cores']}", f"CLIENTS={row['clients']}"] + inputs_of(row)
     p = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"^predicted tps = (\d+)$", p.stdout, re.M)
     got = int(m.group(1)) if m else None
