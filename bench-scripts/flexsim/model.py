@@ -92,6 +92,9 @@ class Point:
         self.costs = costs
         self.clients = clients
         self.rng = random.Random(seed)
+        # the backend's traced CPU time (and its time between transactions)
+        # on this machine: the machine's speed and the traces' own scale
+        self.backend_scale = machine.cpu_scale * costs.trace_scale
         self.sim = Sim(machine, self.rng)
         self.threads = threads or max(1, min(clients, machine.cores))
         self.stats = {}
@@ -229,7 +232,7 @@ class Point:
                     yield from lwi.wake_wuf(p, lk)
                 yield from self.advance(p, pg)
         p.debt += sim.lw(p.core, self._walline(start))
-        p.debt += copy_ns * self.machine.cpu_scale * self.costs.trace_scale
+        p.debt += copy_ns * self.backend_scale
         lk.var = 0
         yield from lwi.release(p, lk)
         p.last_lsn = end
@@ -499,7 +502,7 @@ class Point:
         lwi = self.lwi
         pa = self.procarray
         mode = self.variant.group_clear
-        hold = hold * self.machine.cpu_scale * self.costs.trace_scale
+        hold = hold * self.backend_scale
         if mode in ("on", "holder"):
             got = yield from lwi.conditional(p, pa, X)
             if got:
@@ -815,7 +818,7 @@ class Point:
         next statement; within a transaction that time is in the trace)."""
         sim = self.sim
         c = self.costs
-        scale = self.machine.cpu_scale * c.trace_scale
+        scale = self.backend_scale
         if boundary:
             p.debt += 0.5 * c.c_backend * scale
         th = p.thread
@@ -936,7 +939,7 @@ def _backend(sim, p, pt):
     lwi = pt.lwi
     txns = pt.program.txns
     rng = pt.rng
-    scale = pt.machine.cpu_scale * pt.costs.trace_scale
+    scale = pt.backend_scale
     pins = pt.costs.pins and not pt.program.has_pins        # pins of the trace, else one around each content lock
     ntx = len(txns)
     lock = pt.lock
