@@ -10,13 +10,16 @@
 # holder stopped at an injection point: the group-size buckets, the maximum
 # and the followers' sleep time must show each.
 #
-# holder also gets three deterministic interleavings and an XID storm.  The
+# holder also gets four deterministic interleavings and an XID storm.  The
 # interleavings stop a shared holder of ProcArrayLock at an injection point
 # in GetSnapshotData while a committer queues: the shared release must serve
 # the committer (it never acquires the lock, its XID is in no later
 # snapshot), also when the holder fails with the lock held (error cleanup
 # releases it), and a holder that runs another mode must wake the committer
-# to take the lock itself.  The storm (short transactions that take an XID,
+# to take the lock itself, or, if another process takes the lock before the
+# woken committer retries (forced with SIGSTOP and a second stopped holder,
+# in holder mode), the committer must queue again, servable, and be served
+# by that holder's release.  The storm (short transactions that take an XID,
 # with snapshot-taking reads and TPC-B-like ones) runs a few seconds at a
 # time until 20 committers have slept on ProcArrayLock, and at least 90% of
 # them must have been served.  How it fails: shared releases do not serve
@@ -243,6 +246,14 @@ sub queued_commit
 	my $h = $node->background_psql('postgres');
 	my $c = $node->background_psql('postgres');
 	my $hpid = $h->query_safe('SELECT pg_backend_pid()');
+	# (S connects now: a new backend takes ProcArrayLock exclusively)
+	my ($s, $spid);
+	if ($opt{retaken})
+	{
+		$s = $node->background_psql('postgres');
+		$spid = $s->query_safe('SELECT pg_backend_pid()');
+		$s->query_safe('SELECT injection_points_set_local()');
+	}
 	$h->query_safe('SELECT injection_points_set_local()');
 
 	# C: a transaction with an XID, in holder mode (if H is to run in
@@ -278,8 +289,33 @@ sub queued_commit
 	wait_in_session($m, $what, "SELECT wait_event = 'ProcArray' FROM pg_stat_activity WHERE pid = $cpid");
 	pass("$what: the committer queues on ProcArrayLock, held in shared mode only");
 
+	# retaken: C is stopped (SIGSTOP) before H's release wakes it, and a
+	# third session S takes ProcArrayLock in shared mode and stops holding
+	# it before C runs again, so C's retry finds the lock taken and C sleeps
+	# a second time (H's next snapshot, or any other process's, can do that
+	# by chance between the wakeup and the retry: C is then woken twice,
+	# unserved both times, and still clears its XID once)
+	kill 'STOP', $cpid if $opt{retaken};
 	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
 	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+	if ($opt{retaken})
+	{
+		wait_in_session($m, $what, "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $hpid");
+		$s->query_until(qr/holding/, q{
+			\echo holding
+			SELECT injection_points_attach('get-snapshot-data-locked', 'wait');
+			SELECT 1;
+		});
+		wait_in_session($m, $what,
+			"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $spid");
+		kill 'CONT', $cpid;
+		wait_in_session($m, $what,
+			"SELECT value = 1 FROM flexlock_counters WHERE family = 'groupclear' AND counter = 'holder_woken_unserved'");
+		wait_in_session($m, $what, "SELECT wait_event = 'ProcArray' FROM pg_stat_activity WHERE pid = $cpid");
+		pass("$what: woken unserved, the committer found the lock taken again and queued again");
+		$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
+		$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+	}
 	is($c->query_safe('SELECT 42'), '42', "$what: the committer's COMMIT returns");
 	my $after = procarray_lock_of($m, $cpid);
 	# H times every hold (nobody else does): a hold that serves requests is
@@ -298,29 +334,55 @@ sub queued_commit
 	{
 		$h->quit;
 	}
-	$_->quit for ($c, $m);
+	$_->quit for grep { defined } ($c, $m, $s);
 
 	my %c = map { $_ => gc($_) } @gc_counters;
 	note("$what: " . join(', ', map { "$_ $c{$_}" } sort keys %c));
 	my ($acq0, $block0) = split m{/}, $before;
 	my ($acq1, $block1) = split m{/}, $after;
-	is($block1 - $block0, 1, "$what: the committer slept once on ProcArrayLock");
+	my ($acq, $block) = ($acq1 - $acq0, $block1 - $block0);
+	my $served_self = "$c{holder_served}/$c{holder_served_by_shared}/$c{holder_self_cleared}";
 	is($c{cond_failed}, 1, "$what: one conditional acquisition failed");
+	# Every sleep of the committer ends in a wakeup that served it or in one
+	# that did not, and the request ends once, served or cleared by itself.
+	is($block, $c{holder_served} + $c{holder_woken_unserved},
+		"$what: each of the committer's sleeps ended served or woken unserved ($block sleeps)");
 	if ($opt{holder_mode} eq 'holder')
 	{
-		is($acq1 - $acq0, 0, "$what: the committer never acquired ProcArrayLock");
-		is("$c{holder_served}/$c{holder_served_by_shared}/$c{holder_self_cleared}", '1/1/0',
-			"$what: its XID was cleared by a shared release, not by itself");
+		is($block, 1, "$what: the committer slept once on ProcArrayLock");
+		is($acq, 0, "$what: the committer never acquired ProcArrayLock");
+		is($served_self, '1/1/0', "$what: its XID was cleared by a shared release, not by itself");
 		is($c{holder_woken_unserved}, 0, "$what: it was not woken unserved");
 		is($h_holds, 't',
 			"$what: H's release took ProcArrayLock exclusively to serve, and that hold was sampled");
 	}
+	elsif ($opt{retaken})
+	{
+		# S runs in holder mode (it saw the reload): its release serves C
+		is($block, 2, "$what: the committer slept twice on ProcArrayLock");
+		is($c{holder_woken_unserved}, 1, "$what: H's release woke it unserved, once");
+		is($acq, 0, "$what: the committer never acquired ProcArrayLock");
+		is($served_self, '1/1/0', "$what: S's shared release served its second request");
+	}
 	else
 	{
-		is($acq1 - $acq0, 1, "$what: the committer took ProcArrayLock itself");
-		is("$c{holder_served}/$c{holder_self_cleared}/$c{holder_self_cleared_slept}", '0/1/1',
-			"$what: a releaser in mode $opt{holder_mode} did not serve; the committer cleared its XID itself");
+		# H's release, in mode off, wakes C unserved; C then takes the lock,
+		# unless another process (H's next snapshot of the same statement,
+		# say) takes it first: C sleeps again, and is served if that one runs
+		# in holder mode (the retaken case makes that happen)
+		cmp_ok($block, '>=', 1, "$what: the committer slept on ProcArrayLock");
 		cmp_ok($c{holder_woken_unserved}, '>=', 1, "$what: it was woken unserved");
+		is($c{holder_served} + $c{holder_self_cleared}, 1, "$what: its request ended once");
+		if ($c{holder_self_cleared})
+		{
+			is($acq, 1, "$what: the committer took ProcArrayLock itself");
+			is($c{holder_self_cleared_slept}, 1, "$what: after sleeping unserved");
+		}
+		else
+		{
+			note("$what: the lock was taken again before the committer's retry, by a process in holder mode");
+			is($acq, 0, "$what: a served committer did not acquire ProcArrayLock");
+		}
 	}
 	is($node->safe_psql('postgres', "SELECT pg_xact_status('$xid')"), 'committed',
 		"$what: the committer's transaction is committed");
@@ -415,6 +477,7 @@ set_mode('on');
 queued_commit('served by a shared release', holder_mode => 'holder');
 queued_commit('served by error cleanup', holder_mode => 'holder', fail => 1);
 queued_commit('shared holder in mode off', holder_mode => 'off');
+queued_commit('shared holder in mode off, lock retaken before the retry', holder_mode => 'off', retaken => 1);
 set_mode('holder');
 
 # --- holder: an XID storm ---------------------------------------------------
