@@ -56,6 +56,21 @@ sub wait_free_slot
 	return 0;
 }
 
+# A session in the one free PGPROC.  The probe of wait_free_slot() took it
+# and gives it back after its psql has gone (ProcKill): until then a new
+# connection is refused with "too many clients", so try again.
+sub connect_free_slot
+{
+	for (1 .. 10)
+	{
+		my $s = eval { $node->background_psql('postgres', timeout => 20) };
+		return $s if $s;
+		note("connection refused, once more: $@");
+		usleep(200_000);
+	}
+	die 'no free PGPROC';
+}
+
 # Wait until $sql, asked through session $s, returns 't'.
 sub wait_for
 {
@@ -104,7 +119,7 @@ CREATE TABLE r_rows AS SELECT count(*) AS n FROM flexlock_backends($apid);
 		'R stops between the header and the counters of A\'s slot');
 	$a->quit;
 	ok(wait_free_slot(), 'A has exited and given its PGPROC back');
-	my $b = $node->background_psql('postgres');
+	my $b = connect_free_slot();
 	my $bpid = $b->query_safe('SELECT pg_backend_pid()');
 	$b->query_safe('SELECT txid_current()') for 1 .. 20;
 	cmp_ok(xidgen_of($f, $bpid), '>=', 20, 'B assigned 20 XIDs');
@@ -152,7 +167,7 @@ SELECT flexlock_reset() IS NOT NULL;
 	$a->query_safe('SELECT txid_current()') for 1 .. 200;
 	$a->quit;
 	ok(wait_free_slot(), 'A has exited and given its PGPROC back');
-	my $b = $node->background_psql('postgres');
+	my $b = connect_free_slot();
 	my $bpid = $b->query_safe('SELECT pg_backend_pid()');
 	$b->query_safe('SELECT txid_current()') for 1 .. 5;
 

@@ -72,11 +72,17 @@ is( $s->query_safe(
 
 # One hold in 4 timed: 200 holds of 2 ms are about 400 ms, estimated from
 # about 50 samples (standard deviation about 6) each counted 4 times
+# (a loaded host oversleeps: the upper bound is the loop's wall time, which
+# the holds are part of)
 my $est = $node->safe_psql('postgres', q{SET lock_stats_hold_sample = 4; SELECT flexlock_reset();
+	SELECT clock_timestamp() AS t0 \gset
 	SELECT flexlock_test_lwlock('exclusive', 2) FROM generate_series(1, 200);
-	SELECT round(hold_ms) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'});
-$est = (split /\n/, $est)[-1];
-ok($est >= 200 && $est <= 650, "sampling 1 in 4: 200 holds of 2 ms estimated at $est ms");
+	SELECT round(hold_ms) || ' ' || round(extract(epoch FROM clock_timestamp() - :'t0') * 1000)
+	  FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'});
+my ($wall);
+($est, $wall) = split / /, (split /\n/, $est)[-1];
+ok($est >= 200 && $est <= 1.6 * $wall,
+	"sampling 1 in 4: 200 holds of 2 ms estimated at $est ms (the loop took $wall ms)");
 
 # --- a hammered table names its page -----------------------------------------
 
@@ -135,7 +141,7 @@ $node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity W
 my $read_hot = q{SET lock_stats_hold_sample = 0; SELECT flexlock_test_lwlock('shared');
 	SELECT count(*) || ' ' || coalesce(round(sum(hold_ms)), 0) FROM flexlock_hot_lwlocks
 	 WHERE tranche = 'flexlock_lwbench' AND hold_ms >= 300};
-like($node->safe_psql('postgres', $read_hot), qr/\n1 3\d\d$/, 'the test lock stays hot after its holder exited');
+like($node->safe_psql('postgres', $read_hot), qr/\n1 [3-9]\d\d$/, 'the test lock stays hot after its holder exited');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 like($node->safe_psql('postgres', $read_hot), qr/\n0 0$/, '... until a reset');
 

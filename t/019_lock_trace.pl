@@ -303,9 +303,15 @@ $node->safe_psql('postgres', 'CREATE DATABASE sampled');
 $node->command_ok([ 'pgbench', '-i', '-s', '1', '-q', $node->connstr('sampled') ], 'pgbench tables in sampled');
 $node->safe_psql('postgres', 'ALTER DATABASE sampled SET lock_stats_trace = 10');
 my %before = map { $_ => 1 } glob("$tdir/*.trace");
+# select-only as a script of its own: with a built-in script pgbench first
+# reads the scale in a connection of its own, whose two transactions would
+# be traced too, now and then (a second file)
+my $select_only = PostgreSQL::Test::Utils::tempdir . '/select-only.sql';
+append_to_file($select_only,
+	"\\set aid random(1, 100000)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n");
 $node->command_ok(
-	[ 'pgbench', '-n', '-S', '-c', '1', '-t', '2000', $node->connstr('sampled') ],
-	'pgbench -S, one client, one transaction in 10 traced');
+	[ 'pgbench', '-n', '-f', $select_only, '-c', '1', '-t', '2000', $node->connstr('sampled') ],
+	'pgbench select-only, one client, one transaction in 10 traced');
 $node->safe_psql('postgres', 'ALTER DATABASE sampled RESET lock_stats_trace');
 my @new = grep { !$before{$_} } glob("$tdir/*.trace");
 is(scalar(@new), 1, "one new file: pgbench's backend");

@@ -116,7 +116,7 @@ $qid{end} = query_id('END');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 # A WALWrite sleep needs a commit to find another flushing: with 8 clients
 # on 2 cores nearly every 5 s run has some, not every one (a loaded host
-# deschedules clients between commits).  Run again, counting on, until one
+# deschedules clients between commits).  Run again, counting on, until 10
 # did (at most 4 runs): what is checked is where the sleeps land.
 for my $round (1 .. 4)
 {
@@ -124,7 +124,7 @@ for my $round (1 .. 4)
 		0, [qr/processed: [1-9]/], [qr/^$/], "(b) pgbench TPC-B-like, 8 clients, run $round");
 	last if $node->safe_psql('postgres', q{
 		SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks
-		 WHERE kind = 'lwlock' AND lock = 'WALWrite'}) > 0;
+		 WHERE kind = 'lwlock' AND lock = 'WALWrite'}) >= 10;
 }
 
 my %row;
@@ -156,9 +156,11 @@ cmp_ok(($row{tellers}{xid} + $row{branches}{xid}) / $all_xid, '>=', 0.95,
 cmp_ok($row{branches}{xid}, '>', 0, '(b) ... the branch row, the hottest, among them');
 cmp_ok($all_walw, '>', 0, '(b) the run slept on WALWrite');
 # (a statement that fills the WAL buffers, or evicts a dirty buffer, may
-# write WAL too, rarely)
-cmp_ok($row{end}{walwrite} / $all_walw, '>=', 0.9,
+# write WAL too, rarely: one such sleep is allowed beyond the 10%, for the
+# runs that had few)
+cmp_ok($row{end}{walwrite}, '>=', 0.9 * $all_walw - 1,
 	'(b) END carries the WALWrite sleeps, in its own columns (the commit is its work)');
+cmp_ok($row{end}{walwrite}, '>', 0, '(b) ... at least one');
 is(join(' ', map { $row{$_}{commit} } sort keys %tpcb), '0 0 0 0 0 0 0',
 	'(b) no statement of an explicit transaction has commit rows');
 
@@ -387,9 +389,11 @@ $_->query_safe('SELECT 1') for @c;
 for my $i (0 .. 3)
 {
 	my $diff = totals_differ($i);
-	if ($diff ne '')
+	for my $try (1 .. 3)
 	{
-		# an idle-time statistics report after all: charge it and look again
+		last if $diff eq '';
+		# an idle-time statistics report after all (checking the sessions
+		# before took longer than its interval): charge it and look again
 		note("(c) session $i differs ($diff); once more after a statement");
 		usleep(1_100_000);
 		$c[$i]->query_safe('SELECT 1');
