@@ -236,6 +236,32 @@ sub wait_in_session
 	die "$what: timed out waiting for: $cond";
 }
 
+# Session $sess (pid $pid, points local to it) runs a query that stops in
+# GetSnapshotData holding ProcArrayLock in shared mode; $extra goes after
+# the attach in the same statement, $set before it.  Returns once it waits.
+sub stop_in_snapshot
+{
+	my ($m, $what, $sess, $pid, %o) = @_;
+	my ($set, $extra) = ($o{set} // '', $o{extra} // '');
+	$sess->query_until(qr/holding/, qq{
+		\\echo holding
+		$set
+		SELECT injection_points_attach('get-snapshot-data-locked', 'wait')$extra;
+		SELECT 1;
+	});
+	wait_in_session($m, $what,
+		"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $pid");
+}
+
+# Let the session stopped by stop_in_snapshot() go on (its next snapshot
+# does not stop)
+sub release_snapshot
+{
+	my ($m) = @_;
+	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
+	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+}
+
 sub queued_commit
 {
 	my ($what, %opt) = @_;
@@ -261,14 +287,7 @@ sub queued_commit
 	# (one statement: H's next snapshot waits at the first point and, if
 	# told to fail, fails at the second once woken)
 	my $fail = $opt{fail} ? q{, injection_points_attach('get-snapshot-data-locked-2', 'error')} : '';
-	$h->query_until(qr/holding/, qq{
-		\\echo holding
-		SET lock_stats_hold_sample = 1;
-		SELECT injection_points_attach('get-snapshot-data-locked', 'wait')$fail;
-		SELECT 1;
-	});
-	wait_in_session($m, $what,
-		"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $hpid");
+	stop_in_snapshot($m, $what, $h, $hpid, set => 'SET lock_stats_hold_sample = 1;', extra => $fail);
 	if ($opt{holder_mode} ne 'holder')
 	{
 		$m->query_safe("ALTER SYSTEM SET procarray_group_clear = holder");
@@ -296,25 +315,17 @@ sub queued_commit
 	# by chance between the wakeup and the retry: C is then woken twice,
 	# unserved both times, and still clears its XID once)
 	kill 'STOP', $cpid if $opt{retaken};
-	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
-	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+	release_snapshot($m);
 	if ($opt{retaken})
 	{
 		wait_in_session($m, $what, "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $hpid");
-		$s->query_until(qr/holding/, q{
-			\echo holding
-			SELECT injection_points_attach('get-snapshot-data-locked', 'wait');
-			SELECT 1;
-		});
-		wait_in_session($m, $what,
-			"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $spid");
+		stop_in_snapshot($m, $what, $s, $spid);
 		kill 'CONT', $cpid;
 		wait_in_session($m, $what,
 			"SELECT value = 1 FROM flexlock_counters WHERE family = 'groupclear' AND counter = 'holder_woken_unserved'");
 		wait_in_session($m, $what, "SELECT wait_event = 'ProcArray' FROM pg_stat_activity WHERE pid = $cpid");
 		pass("$what: woken unserved, the committer found the lock taken again and queued again");
-		$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
-		$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+		release_snapshot($m);
 	}
 	is($c->query_safe('SELECT 42'), '42', "$what: the committer's COMMIT returns");
 	my $after = procarray_lock_of($m, $cpid);
@@ -407,13 +418,7 @@ sub sized_group
 	my @cpid = map { $_->query_safe('SELECT pg_backend_pid()') } @c;
 	$_->query_safe('BEGIN; SELECT pg_current_xact_id();') for @c;
 	$m->query_safe('SELECT flexlock_reset()');
-	$h->query_until(qr/holding/, q{
-		\echo holding
-		SELECT injection_points_attach('get-snapshot-data-locked', 'wait');
-		SELECT 1;
-	});
-	wait_in_session($m, $what,
-		"SELECT wait_event = 'get-snapshot-data-locked' FROM pg_stat_activity WHERE pid = $hpid");
+	stop_in_snapshot($m, $what, $h, $hpid);
 	$_->query_until(qr/committing/, q{
 		\echo committing
 		COMMIT;
@@ -441,8 +446,7 @@ sub sized_group
 		"ProcArray 1, $group_wait " . ($n - 1),
 		"$what: the leader waits for ProcArrayLock, its followers in $group_wait");
 	usleep(100_000);
-	$m->query_safe(q{SELECT injection_points_detach('get-snapshot-data-locked')});
-	$m->query_safe(q{SELECT injection_points_wakeup('get-snapshot-data-locked')});
+	release_snapshot($m);
 	is($_->query_safe('SELECT 42'), '42', "$what: COMMIT returns") for @c;
 	$h->query_safe('SELECT 1');
 

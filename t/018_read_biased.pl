@@ -62,6 +62,19 @@ sub counters
 	  drain_waits drain_polls revoke_waits nowait_failures nowait_skips);
 }
 
+# Shared acquisitions, in new sessions, until one has granted the bias (20
+# at most; see bias_on)
+sub acquire_until_granted
+{
+	my $grants = counter('bias_grants');
+	for (1 .. 20)
+	{
+		$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
+		last if counter('bias_grants') > $grants;
+		usleep(50_000);
+	}
+}
+
 # Turn the bias of the test lock on: wait out the delay after the last
 # revocation (at most about 131 ms), then a shared acquisition through the
 # state word grants it, and the next one goes through a slot.  (rb_inhibit
@@ -75,12 +88,7 @@ sub bias_on
 	usleep(300_000);
 	my $grants = counter('bias_grants');
 	my $biased = counter('biased_acquires');
-	for (1 .. 20)
-	{
-		$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
-		last if counter('bias_grants') > $grants;
-		usleep(50_000);
-	}
+	acquire_until_granted();
 	is(counter('bias_grants') - $grants, 1, "$what: a shared acquisition turned the bias on");
 	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
 	is(counter('biased_acquires') - $biased, 1, "$what: the next one went through a slot");
@@ -368,16 +376,10 @@ sub wait_for_lwlock_wait
 	$node->safe_psql('postgres',
 		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
 	is($e->query_safe('SELECT 1'), '1', '5: E released, waking S (stopped) and not W');
-	# (retried as bias_on() does: case 4's rb_inhibit is still there, and
-	# its 16-bit clock wraps, so it can read as ahead again; a release wakes
-	# nobody meanwhile, S not having run yet)
+	# (case 4's rb_inhibit is still there; a release wakes nobody
+	# meanwhile, S not having run yet)
 	usleep(300_000);
-	for (1 .. 20)
-	{
-		$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
-		last if counter('bias_grants') > 0;
-		usleep(50_000);
-	}
+	acquire_until_granted();
 	is(counter('bias_grants'), 1, '5: meanwhile a shared acquisition turned the bias on');
 	kill 'CONT', $spid;
 	my $done = 0;
