@@ -9,6 +9,7 @@
 #   SUITES="regress ..." suites `make check` runs (see scripts/check.sh)
 #   CHECK_MATRIX=light|full  per-variant suites: light (`make check`) or all (`make check-full`)
 #   TAP_TESTS="t/005_wal_insert_locks.pl ..."  which of t/*.pl the tap suite runs
+#   REPEAT=N SOAK_LOAD=N `make check-soak`: runs of SUITES (default tap), busy loops beside them
 #   JOBS=N               parallel build jobs (default: number of cores)
 #   FORCE=1              `make tree`: discard build/src and lay it out anew
 #   FLEXLOCK_USER=name   unprivileged user for servers when run as root
@@ -35,13 +36,13 @@
 SHELL := /bin/bash
 S := scripts
 
-export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
+export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS REPEAT SOAK_LOAD JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE \
 	RESULTS LAYERING_EXTRA_FUNCS LAYERING_FUNCS LAYERING_HELPERS LAYERING_TITLE \
 	MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
 
 .PHONY: predict predict-check help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check check-full bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \
+	check-patches check check-full check-soak bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \
 	server psql stop status pgbench
 
 SERVER_VARS := BUILD FRESH VARIANT SET SCALE PORT SCRIPT CLIENTS TIME PGBENCH_ARGS
@@ -70,6 +71,7 @@ help:
 	@echo "  make export-patches  write build/src's commits back to patches/"
 	@echo "  make check-patches   check that patches/ applies to the pristine source"
 	@echo "  make check-full      make check with every PostgreSQL suite for every variant config"
+	@echo "  make check-soak      SUITES= (tap) REPEAT= (5) times with every core busy: tests that chance breaks"
 	@echo "  make clean           remove builds (keeps source and build/src)"
 	@echo "  make distclean       remove build/ and the cached source download"
 
@@ -97,6 +99,9 @@ check: deps
 
 check-full: deps
 	@CHECK_MATRIX=full $(S)/check.sh
+
+check-soak: deps
+	@$(S)/soak.sh
 
 bench: deps
 	@$(S)/bench.sh

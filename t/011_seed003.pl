@@ -15,7 +15,10 @@
 # 4. clock_sweep = spinlock with 16 MB of shared buffers under pgbench: the
 #    hand goes round, the data stays right (amcheck).
 # 5. relation_extend_pages = 1 under concurrent COPY: one page per
-#    extension, each under the relation extension lock.
+#    extension, each under the relation extension lock; 8: eight pages per
+#    extension, the table grown by as many; 0: COPY's bulk extension, more
+#    pages than extensions.  The setting is the server's (every process
+#    extends by it) and autovacuum is off, so the counters are exact.
 use strict;
 use warnings FATAL => 'all';
 
@@ -242,6 +245,35 @@ is($pages, $ext, 'one page each');
 cmp_ok($extlocks, '>=', $ext, 'each under the relation extension lock');
 is($node->safe_psql('postgres', "SELECT pg_relation_size('copy_target') / 8192 >= $ext"),
 	't', 'the table has at least the pages added');
+
+for my $n (8, 0)
+{
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET relation_extend_pages = $n; SELECT pg_reload_conf();");
+	$node->poll_query_until('postgres', 'SHOW relation_extend_pages', $n);
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	my $blocks0 = $node->safe_psql('postgres', "SELECT pg_relation_size('copy_target') / 8192");
+	$node->command_ok(
+		[ 'pgbench', '--client=4', '--jobs=2', '--transactions=5', '--no-vacuum',
+		  "--file=$copy", $node->connstr('postgres') ],
+		"concurrent COPY into one table, relation_extend_pages = $n");
+	my ($e, $p, $grown) = split /\|/, $node->safe_psql('postgres',
+		"SELECT sum(value) FILTER (WHERE counter = 'extensions'),
+		        sum(value) FILTER (WHERE counter = 'pages'),
+		        pg_relation_size('copy_target') / 8192 - $blocks0
+		   FROM flexlock_counters WHERE family = 'extend'");
+	note "COPY, relation_extend_pages = $n: $e extensions, $p pages, the table grew by $grown";
+	if ($n == 8)
+	{
+		cmp_ok($e, '>=', 10, "$n: many extensions");
+		is($p, 8 * $e, "$n: eight pages each");
+		is($grown, $p, "$n: the table grew by the pages added");
+	}
+	else
+	{
+		cmp_ok($p, '>', $e, "$n: COPY extends by more than one page at a time");
+	}
+}
 $node->stop;
 
 done_testing();

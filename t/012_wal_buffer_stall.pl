@@ -38,6 +38,7 @@
 use strict;
 use warnings FATAL => 'all';
 
+use FlexlockForce;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -53,7 +54,9 @@ my $node = PostgreSQL::Test::Cluster->new('walstall');
 # full-page image in the middle of the layout)
 $node->init(extra => ['--no-data-checksums']);
 # quiet: no background WAL (no standby snapshots at wal_level minimal, no
-# autovacuum, no timed checkpoints, a WAL writer that rarely wakes)
+# autovacuum, no timed checkpoints); the WAL writer, which would write WAL
+# and initialize buffers of its own accord, is stopped in its sleep for the
+# length of each scenario (stop_at_rest)
 $node->append_conf(
 	'postgresql.conf', q{
 wal_level = minimal
@@ -79,27 +82,6 @@ sub lsn_int { my ($hi, $lo) = split m{/}, shift; return hex($hi) * 2**32 + hex($
 # in WAL it takes that rounded up to 8
 sub msg_tot { my $l = shift; my $data = 26 + $l; return 24 + ($data < 256 ? 2 : 5) + $data; }
 sub msg_len { return (msg_tot(shift) + 7) & ~7; }
-
-sub proc_state
-{
-	my ($pid) = @_;
-	open my $fh, '<', "/proc/$pid/stat" or return '';
-	my $stat = <$fh>;
-	close $fh;
-	return $stat =~ /\) (\S)/ ? $1 : '';
-}
-
-sub wait_stopped
-{
-	my ($pid, $what) = @_;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		return 1 if proc_state($pid) =~ /^[Tt]$/;
-		usleep(20_000);
-	}
-	return 0;
-}
 
 # send SQL to a background session without waiting for it; its completion
 # shows as "done-TAG" on its output.  query_until() empties the output it
@@ -145,6 +127,7 @@ sub scenario
 		"$reservation/lockfree/128",
 		"$label: settings in effect");
 	my $log_offset = -s $node->logfile;
+	my $walwriter = stop_at_rest($node, 'walwriter', 'WalWriterMain');
 
 	my $m = $node->background_psql('postgres');
 	my %s = map { $_ => $node->background_psql('postgres') } qw(A B C D);
@@ -210,6 +193,7 @@ sub scenario
 	kill 'CONT', $pid{A};
 	if (!$d_ok)
 	{
+		kill 'CONT', $walwriter;
 		# every inserter needing a new page spins now until "stuck spinlock"
 		$node->stop('immediate');
 		eval { $_->quit } for ($m, values %s);
@@ -231,6 +215,7 @@ sub scenario
 	my ($end, $start_seg, $end_seg) = split /\|/,
 	  $m->query_safe("SELECT lsn, pg_walfile_name('$start'), pg_walfile_name(lsn) FROM pg_current_wal_flush_lsn() lsn");
 	$_->quit for ($m, values %s);
+	kill 'CONT', $walwriter;
 
 	# the WAL of the scenario reads back, with the four messages in it
 	# (segments named: see t/lib/FlexlockWalCrash.pm)
@@ -262,6 +247,7 @@ sub claim_race
 	$node->append_conf('postgresql.conf', "wal_insert_reservation = $reservation\n");
 	$node->restart;
 
+	my $walwriter = stop_at_rest($node, 'walwriter', 'WalWriterMain');
 	my $m = $node->background_psql('postgres');
 	my %s = map { $_ => $node->background_psql('postgres') } qw(A B);
 	my %pid = map { $_ => $s{$_}->query_safe('SELECT pg_backend_pid()') } keys %s;
@@ -310,6 +296,7 @@ sub claim_race
 	my ($end, $start_seg, $end_seg) = split /\|/,
 	  $m->query_safe("SELECT lsn, pg_walfile_name('$start'), pg_walfile_name(lsn) FROM pg_switch_wal() lsn");
 	$_->quit for ($m, values %s);
+	kill 'CONT', $walwriter;
 	my ($out, $err) = run_command(
 		[
 			'pg_waldump', '--path' => $node->data_dir . '/pg_wal', '--rmgr' => 'LogicalMessage',

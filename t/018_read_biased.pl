@@ -201,9 +201,19 @@ sub wait_for_lwlock_wait
 }
 
 # --- 1. a writer waits for a reader holding the lock through its slot -------
+#
+# The revocation waits half a second for R, so it keeps the bias off for
+# LW_RB_INHIBIT_MAX (about 131 ms) from its end (rb_inhibit), which comes
+# after the test wakes R.  W's 32 shared acquisitions right after must not
+# turn the bias on: that holds if they are over within 131 ms of the
+# wakeup, which W's clock tells; a run in which W was descheduled longer
+# proves nothing about rb_inhibit, and the case is run again (5 times at
+# most).  Without rb_inhibit, the first of them turns the bias on at once.
+sub case_1
 {
+	my ($try) = @_;
 	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
-	bias_on('1');
+	bias_on("1 (try $try)");
 	my ($r, $rpid) = session();
 	my ($w, $wpid) = session();
 	attach_wait($r, 'flexlock-test-lwlock-held');
@@ -211,9 +221,7 @@ sub wait_for_lwlock_wait
 	start_test_lock($r, 'shared');
 	$node->wait_for_event('client backend', 'flexlock-test-lwlock-held');
 	is(counter('biased_acquires') - $biased, 1, '1: R holds the test lock through its slot');
-	# W: the exclusive acquisition, then at once 32 shared ones, which must
-	# not turn the bias on again: a revocation that waited half a second
-	# keeps the bias off for LW_RB_INHIBIT_MAX (about 131 ms; rb_inhibit)
+	# W: the exclusive acquisition, then at once 32 shared ones
 	my $grants = counter('bias_grants');
 	my $unbiased = counter('fallbacks_unbiased');
 	$w->query_until(qr/started/, q{
@@ -221,23 +229,37 @@ sub wait_for_lwlock_wait
 		DO $$BEGIN
 		  PERFORM flexlock_test_lwlock('exclusive');
 		  FOR i IN 1 .. 32 LOOP PERFORM flexlock_test_lwlock('shared'); END LOOP;
+		  PERFORM set_config('regress.t_last', extract(epoch FROM clock_timestamp())::text, false);
 		END$$;
 	});
 	wait_for_lwlock_wait($wpid, 'W');
+	ok($node->poll_query_until('postgres', q{
+			SELECT value > 0 FROM flexlock_counters WHERE family = 'readbias' AND counter = 'drain_polls'}),
+		'1: W polls R\'s slot (readbias.drain_polls)');
 	usleep(500_000);
 	like(wait_event_of($wpid), qr/^LWLock:/,
 		'1: W still waits for the lock half a second later (R holds it through its slot)');
 	is(counter('revocations'), 1, '1: W revoked the bias');
 	is(counter('drain_waits'), 1, '1: W found R announced and waits for it');
-	cmp_ok(counter('drain_polls'), '>', 0, '1: W polls R\'s slot (readbias.drain_polls)');
+	my $t_wakeup = $node->safe_psql('postgres', 'SELECT extract(epoch FROM clock_timestamp())');
 	$node->safe_psql('postgres',
 		q{SELECT injection_points_wakeup('flexlock-test-lwlock-held')});
 	is($r->query_safe('SELECT 1'), '1', '1: R released');
 	is($w->query_safe('SELECT 1'), '1', '1: W got the lock and released it');
+	my $ms = 1000 * ($w->query_safe(q{SELECT current_setting('regress.t_last')}) - $t_wakeup);
 	unlike(wait_event_of($wpid), qr/^LWLock/, '1: W waits no more');
-	is(counter('bias_grants') - $grants, 0,
-		'1: 32 shared acquisitions right after the revocation did not turn the bias on (rb_inhibit)');
-	is(counter('fallbacks_unbiased') - $unbiased, 32, '1: they went through the state word');
+	my $within = $ms < 120;
+	if ($within)
+	{
+		is(counter('bias_grants') - $grants, 0,
+			sprintf('1: 32 shared acquisitions right after the revocation (%.0f ms after the wakeup) '
+				  . 'did not turn the bias on (rb_inhibit)', $ms));
+		is(counter('fallbacks_unbiased') - $unbiased, 32, '1: they went through the state word');
+	}
+	else
+	{
+		note sprintf('1: W took %.0f ms after the wakeup, past what rb_inhibit covers: again', $ms);
+	}
 	my ($wsleeps) = split m{/}, test_lock_stats_of($w, $wpid);
 	is($wsleeps, 0, '1: W\'s polls are not counted as sleeps on the lock');
 	is($w->query_safe(q{
@@ -249,6 +271,15 @@ sub wait_for_lwlock_wait
 	$r->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
 	$_->quit for ($r, $w);
 	note counters();
+	return $within;
+}
+{
+	my $within = 0;
+	for my $try (1 .. 5)
+	{
+		last if ($within = case_1($try));
+	}
+	ok($within, '1: W\'s 32 acquisitions ran within 120 ms of the wakeup in one of 5 tries');
 }
 
 # --- 2. announced before the revocation, checked after it ------------------
@@ -291,12 +322,22 @@ sub wait_for_lwlock_wait
 	is(counter('nowait_failures'), 1, '3: counted as a conditional failure');
 	is(counter('revocations'), 0,
 		'3: it looked at the slots without revoking (the state word is left alone)');
-	($ok, $out, $err) = $node->psql('postgres',
-		q{SELECT flexlock_test_lwlock('exclusive_conditional_twice')});
-	like($err, qr/the test lock is not free/, '3: two conditional attempts in a row fail');
-	is(counter('nowait_skips'), 1,
-		'3: the second gave up without looking, so soon after the first found a reader');
-	is(counter('nowait_failures'), 3, '3: both are conditional failures');
+	# The second attempt skips the look if it comes within 9 times what the
+	# first one's look cost (at least 32 us, rb_inhibit): a process
+	# descheduled between the two misses that window, so the pair is tried
+	# again, up to 20 times.  Without the skip, no pair ever skips.
+	my $pairs = 0;
+	while ($pairs < 20)
+	{
+		$pairs++;
+		($ok, $out, $err) = $node->psql('postgres',
+			q{SELECT flexlock_test_lwlock('exclusive_conditional_twice')});
+		like($err, qr/the test lock is not free/, "3: two conditional attempts in a row fail (pair $pairs)");
+		last if counter('nowait_skips') > 0;
+	}
+	cmp_ok(counter('nowait_skips'), '>=', 1,
+		"3: a second attempt gave up without looking, so soon after the first found a reader ($pairs pairs)");
+	is(counter('nowait_failures'), 1 + 2 * $pairs, '3: every attempt is a conditional failure');
 	my $biased = counter('biased_acquires');
 	$node->safe_psql('postgres', q{SELECT flexlock_test_lwlock('shared')});
 	is(counter('biased_acquires') - $biased, 1,

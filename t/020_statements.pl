@@ -4,9 +4,11 @@
 # (a) A SELECT that waits 1 s for a relation lock in parse analysis, before
 #     its query id exists: the wait is its statement's (one relation lock
 #     wait of at least 1 s), none is under query id 0.
-# (b) pgbench's TPC-B-like script, scale 1, 8 clients: every statement has
-#     a row, the UPDATEs of pgbench_tellers and pgbench_branches carry the
-#     transactionid waits, END the WALWrite sleeps; a one-statement
+# (b) pgbench's TPC-B-like script, scale 1, 8 clients, begun with
+#     WALWriteLock held until a committer sleeps on it (test module
+#     flexlock_inject): every statement has a row, the UPDATEs of
+#     pgbench_tellers and pgbench_branches carry the transactionid waits, END
+#     the WALWrite sleeps; a one-statement
 #     autocommit script (insert-1000) has its commit's WALWrite and
 #     WALInsert in the INSERT's commit rows.
 # (c) Sessions of their own roles run transactions, autocommit statements,
@@ -33,6 +35,8 @@ use warnings FATAL => 'all';
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FlexlockForce;
+use IPC::Run;
 use Test::More;
 use Time::HiRes qw(usleep);
 
@@ -46,7 +50,8 @@ $node->append_conf('postgresql.conf',
 	  # commits that flush, so that committers queue on WALWrite
 	  . "fsync = on\nsynchronous_commit = on\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+$node->safe_psql('postgres',
+	'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points; CREATE EXTENSION flexlock_inject;');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
 	'1.3', 'flexlock 1.3');
 $node->command_ok([ 'pgbench', '-i', '-s', '1', '-q', '-d', $node->connstr('postgres') ],
@@ -114,18 +119,28 @@ $qid{$_} = query_id($tpcb{$_}) for grep { $_ ne 'begin' && $_ ne 'end' } keys %t
 $qid{begin} = query_id('BEGIN');
 $qid{end} = query_id('END');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
-# A WALWrite sleep needs a commit to find another flushing: with 8 clients
-# on 2 cores nearly every 5 s run has some, not every one (a loaded host
-# deschedules clients between commits).  Run again, counting on, until 10
-# did (at most 4 runs): what is checked is where the sleeps land.
-for my $round (1 .. 4)
-{
-	$node->pgbench('--no-vacuum --client=8 --jobs=2 --time=5 --builtin=tpcb-like',
-		0, [qr/processed: [1-9]/], [qr/^$/], "(b) pgbench TPC-B-like, 8 clients, run $round");
-	last if $node->safe_psql('postgres', q{
-		SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks
-		 WHERE kind = 'lwlock' AND lock = 'WALWrite'}) >= 10;
-}
+# At scale 1 every transaction updates the one branch row, so commits come
+# one at a time and a committer seldom finds another flushing: a WALWrite
+# sleep of its own is a matter of chance (none in four runs on one machine).
+# So the run starts with WALWriteLock held by H (flexlock_inject_hold_lwlock,
+# stopped at its injection point) until a pgbench client sleeps on it in its
+# commit and another waits for that committer's branch row; then H lets go
+# and the run goes on for its 5 s.  What is checked is where the sleeps land.
+my $walwrite_holder = hold_lwlock($node, 'WALWrite');
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgb = IPC::Run::start(
+	[ 'pgbench', '--no-vacuum', '--client=8', '--jobs=2', '--time=5', '--builtin=tpcb-like',
+		$node->connstr('postgres') . ' application_name=tpcb' ],
+	'>' => \$pgb_out, '2>' => \$pgb_err);
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) FILTER (WHERE wait_event = 'WALWrite') > 0
+		   AND count(*) FILTER (WHERE wait_event = 'transactionid' AND query LIKE 'UPDATE pgbench_branches%') > 0
+		  FROM pg_stat_activity WHERE application_name = 'tpcb'}),
+	'(b) with WALWriteLock held, a committer sleeps on it and another client waits for its branch row');
+release_lwlock($node, $walwrite_holder);
+$pgb->finish;
+like($pgb_out, qr/processed: [1-9]/, '(b) pgbench TPC-B-like, 8 clients, 5 s');
+is($pgb_err, '', '(b) ... without an error');
 
 my %row;
 for my $k (sort keys %tpcb)

@@ -16,3 +16,19 @@ CREATE FUNCTION flexlock_inject_detach(name text)
 RETURNS void
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
+
+-- Acquire the individual LWLock NAME ('WALWrite', as pg_stat_activity names
+-- its waiters) exclusively, run the injection point
+-- flexlock-inject-lwlock-held (attach injection_points' wait action to it,
+-- local to the session), then release the lock.
+CREATE FUNCTION flexlock_inject_hold_lwlock(name text)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+-- Whether process PID is on the wait list of an LWLock: a process stopped
+-- with SIGSTOP in its sleep reads as not waiting once a release has woken it.
+CREATE FUNCTION flexlock_inject_lwlock_waiting(pid int)
+RETURNS bool
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;

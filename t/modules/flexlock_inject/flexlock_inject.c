@@ -20,6 +20,16 @@
  * The points must be loaded before the critical section
  * (INJECTION_POINT_LOAD); the code under test does that.
  *
+ * Two functions more force queues on PostgreSQL's own LWLocks, for tests
+ * whose subject is what happens to the processes queued there (where their
+ * sleeps are counted, whom a release wakes): flexlock_inject_hold_lwlock()
+ * holds an individual LWLock (WALWrite, say) through an injection point of
+ * its own, so that the test decides when the release comes, and
+ * flexlock_inject_lwlock_waiting() tells whether a process is still on an
+ * LWLock's wait list, which a test reads of processes it has stopped with
+ * SIGSTOP in their sleep: a release that woke one has taken it off the list
+ * although it has not run since.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -28,8 +38,12 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/injection_point.h"
+#include "utils/wait_event.h"
 
 PG_MODULE_MAGIC;
 
@@ -105,4 +119,66 @@ flexlock_inject_detach(PG_FUNCTION_ARGS)
 #else
 	elog(ERROR, "injection points are not supported by this build");
 #endif
+}
+
+/*
+ * flexlock_inject_hold_lwlock(name): acquire the individual LWLock of that
+ * name (as pg_stat_activity names its waiters: 'WALWrite') exclusively,
+ * run the injection point flexlock-inject-lwlock-held, and release it.
+ * A test attaches the injection_points module's wait action to the point,
+ * local to the holding session, and wakes it when the queue it wanted has
+ * formed.  Interrupts are held off meanwhile, as always with an LWLock held.
+ */
+PG_FUNCTION_INFO_V1(flexlock_inject_hold_lwlock);
+Datum
+flexlock_inject_hold_lwlock(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	LWLock	   *lock = NULL;
+
+	for (int i = 0; i < NUM_INDIVIDUAL_LWLOCKS; i++)
+	{
+		const char *lock_name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) i);
+
+		/* (the ids of individual locks that were removed have no name) */
+		if (lock_name != NULL && strcmp(lock_name, name) == 0)
+		{
+			lock = &MainLWLockArray[i].lock;
+			break;
+		}
+	}
+	if (lock == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is not the name of an individual LWLock", name)));
+
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	INJECTION_POINT("flexlock-inject-lwlock-held", NULL);
+	LWLockRelease(lock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * flexlock_inject_lwlock_waiting(pid): whether the process of that pid is
+ * on the wait list of an LWLock (lwWaiting is LW_WS_WAITING).  A releaser
+ * that wakes a process sets it to LW_WS_PENDING_WAKEUP under the list's
+ * lock and to LW_WS_NOT_WAITING just before it unlocks the process's
+ * semaphore, so once that release has returned, a woken process reads as
+ * not waiting whether or not it has run since.  Read without a lock: the
+ * caller knows the release has returned (it waited for its session).
+ */
+PG_FUNCTION_INFO_V1(flexlock_inject_lwlock_waiting);
+Datum
+flexlock_inject_lwlock_waiting(PG_FUNCTION_ARGS)
+{
+	int			pid = PG_GETARG_INT32(0);
+	PGPROC	   *proc = BackendPidGetProc(pid);
+
+	if (proc == NULL)
+		proc = AuxiliaryPidGetProc(pid);
+	if (proc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("PID %d is not a PostgreSQL server process", pid)));
+	PG_RETURN_BOOL(proc->lwWaiting == LW_WS_WAITING);
 }
