@@ -988,7 +988,9 @@ flexlock_test_lwlock_nested(PG_FUNCTION_ARGS)
  * exclusive acquisition, which takes any bias away) or through a slot
  * ('slot': acquire and release until an acquisition goes through a slot,
  * which needs the bias to come back, at most 10 s).  Logs when it holds
- * the lock and when it has released it.
+ * the lock and when it has released it.  A test can hold the lock for as
+ * long as it needs at the injection point flexlock-test-procarray-word or
+ * flexlock-test-procarray-slot, after hold_ms.
  */
 Datum
 flexlock_test_procarray(PG_FUNCTION_ARGS)
@@ -1039,6 +1041,10 @@ flexlock_test_procarray(PG_FUNCTION_ARGS)
 	elog(LOG, "flexlock_test_procarray: holding ProcArrayLock through the %s", through);
 	if (hold_ms > 0)
 		pg_usleep(hold_ms * 1000L);
+	if (strcmp(through, "word") == 0)
+		INJECTION_POINT("flexlock-test-procarray-word", NULL);
+	else
+		INJECTION_POINT("flexlock-test-procarray-slot", NULL);
 	LWLockRelease(ProcArrayLock);
 	elog(LOG, "flexlock_test_procarray: released ProcArrayLock held through the %s", through);
 	PG_RETURN_VOID();

@@ -15,7 +15,7 @@ use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('stats');
 $node->init;
-$node->append_conf('postgresql.conf', "max_connections = 40\n");
+$node->append_conf('postgresql.conf', "max_connections = 40\nautovacuum = off\n");
 $node->start;
 $node->safe_psql('postgres',
 	'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject; CREATE EXTENSION injection_points');
@@ -111,11 +111,14 @@ $node->safe_psql('postgres', 'ALTER SYSTEM RESET lock_stats_timing');
 $node->restart;
 
 # --- spinlocks: the per-site rows add up to the family totals -----------------
+# (at most: a process attributes a site it meets for the first time when it
+# next reads, so a background process's newest site may still be parked in
+# the family total only; the sites are read first)
 is( $node->safe_psql('postgres', q{
-		SELECT (SELECT coalesce(sum(contended), 0) FROM flexlock_spinlocks) =
+		SELECT (SELECT coalesce(sum(contended), 0) FROM flexlock_spinlocks) <=
 		       (SELECT value FROM flexlock_counters
 		         WHERE family = 'spinlock' AND counter = 'contended')}),
-	't', 'spinlock sites add up to the spinlock family total');
+	't', 'spinlock sites add up to the spinlock family total, at most');
 
 $node->stop;
 

@@ -131,7 +131,12 @@ check_indexes('after the split in the relock window');
 # exclusive descent off.  Then H goes on.  The two protocols differ in who
 # the release of a leaf wakes: a share-mode queue is woken at once by one
 # release, an exclusive queue one process per release.  This is what the
-# leaf counters must show.
+# leaf counters must show.  With share descent each then trades its share
+# lock for an exclusive one; W2 waits between the two (injection point
+# btree-leaf-relock) until W1's insert is done, so that W1 sleeps for its
+# relock at most once, behind W2's share lock (without the wait W2 could
+# take the leaf exclusively between W1's wakeup and its retry, and W1 sleep
+# twice).
 sub leaf_queue
 {
 	my ($mode) = @_;
@@ -151,6 +156,12 @@ sub leaf_queue
 	$h->query_safe(q{
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('btree-leaf-locked', 'wait');});
+	if ($mode eq 'off')
+	{
+		$w[1]->query_safe(q{
+			SELECT injection_points_set_local();
+			SELECT injection_points_attach('btree-leaf-relock', 'wait');});
+	}
 	$h->query_until(qr/inserting/, q{
 		\echo inserting
 		INSERT INTO ordered_t (v) VALUES (3);
@@ -170,7 +181,17 @@ sub leaf_queue
 
 	$m->query_safe(q{SELECT injection_points_wakeup('btree-leaf-locked')});
 	$h->query_safe(q{SELECT injection_points_detach('btree-leaf-locked')});
-	is($_->query_safe('SELECT 1'), '1', "leaf exclusive descent $mode: a waiting insert finished") for @w;
+	is($w[0]->query_safe('SELECT 1'), '1', "leaf exclusive descent $mode: a waiting insert finished");
+	if ($mode eq 'off')
+	{
+		# (or W2 is done: it never relocked, which the counters then show)
+		$node->poll_query_until('postgres',
+			"SELECT wait_event = 'btree-leaf-relock' OR state = 'idle' FROM pg_stat_activity WHERE pid = $wpid[1]")
+		  or die 'W2 neither waits before its relock nor finished';
+		$m->query_safe(q{SELECT injection_points_wakeup('btree-leaf-relock')})
+		  if $m->query_safe("SELECT state FROM pg_stat_activity WHERE pid = $wpid[1]") ne 'idle';
+	}
+	is($w[1]->query_safe('SELECT 1'), '1', "leaf exclusive descent $mode: a waiting insert finished");
 	$_->quit for ($m, $h, @w);
 
 	my %c = map { $_ => counter($_) }
@@ -188,11 +209,11 @@ sub leaf_queue
 	}
 	else
 	{
-		# (2, or 3 if one of them ran only after the other had relocked the
-		# leaf exclusively, and slept in share mode once more)
+		# (2, or 3 if W2 ran only after W1 had relocked the leaf
+		# exclusively, and slept in share mode once more)
 		cmp_ok($c{leaf_waits_shared}, '>=', 2, 'off: both inserters slept for the leaf in share mode');
 		cmp_ok($c{leaf_waits_exclusive}, '<=', 1,
-			'off: at most one slept again for its relock (behind the other)');
+			'off: W1 slept for its relock at most once (behind W2\'s share lock)');
 		is($c{leaf_release_wakeups} - $c{leaf_releases_waking}, 1,
 			'off: one release of the leaf woke both share-mode waiters at once');
 	}

@@ -130,10 +130,12 @@ SELECT (SELECT value FROM flexlock_counters
 # counts the reservations whose first test-and-set failed, in the
 # reservation itself; the spinlock statistics count, at the same site, those
 # that then had to spin.  Load runs 5 s at a time until a collision was
-# seen, for 60 s at most.
+# seen (a collision needs two reservations within the spinlock's hold of
+# some tens of nanoseconds: it comes within seconds, sooner on a loaded
+# host), for as long as the suite's timeout at most.
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 my $contended = 0;
-for (my $t = 0; $t < 60 && $contended == 0; $t += 5)
+for (my $t = 0; $t < $PostgreSQL::Test::Utils::timeout_default && $contended == 0; $t += 5)
 {
 	$node->pgbench('--no-vacuum --client=8 --jobs=2 --time=5',
 		0, [qr{processed: \d+}], [qr{^$}], 'pgbench reserving WAL only',

@@ -61,7 +61,8 @@ sub wait_free_slot
 # connection is refused with "too many clients", so try again.
 sub connect_free_slot
 {
-	for (1 .. 10)
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
 	{
 		my $s = eval { $node->background_psql('postgres', timeout => 20) };
 		return $s if $s;

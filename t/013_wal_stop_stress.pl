@@ -149,8 +149,18 @@ ALTER TABLE stress ALTER pad SET STORAGE EXTERNAL;
 		push @progress, [ $1, $2 ] if $1 - 1 >= $connected && $1 <= $connected + $elapsed - 1;
 	}
 	cmp_ok(scalar(@progress), '>=', int($secs * 0.6), "$name: pgbench reported progress");
+	# (a stall of the server is for good: every interval after it shows 0.
+	# One interval of 0 is what a host that starves this test's process,
+	# the one that continues a stopped backend, for a second looks like:
+	# three in a row are asked for)
 	my @zero = grep { $_->[1] == 0 } @progress;
-	is(scalar(@zero), 0, "$name: no progress interval shows 0 tps")
+	my ($run, $longest) = (0, 0);
+	for (@progress)
+	{
+		$run = $_->[1] == 0 ? $run + 1 : 0;
+		$longest = $run if $run > $longest;
+	}
+	cmp_ok($longest, '<', 3, "$name: no three progress intervals in a row show 0 tps")
 	  or diag(join("\n", map { "  at $_->[0] s: $_->[1] tps" } @zero));
 	note("$name: tps per second: " . join(' ', map { int($_->[1]) } @progress));
 

@@ -38,7 +38,12 @@ is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extna
 my $s = $node->background_psql('postgres');
 my $spid = $s->query_safe('SELECT pg_backend_pid()');
 $s->query_safe('SELECT flexlock_reset()');
-$s->query_safe("SELECT flexlock_test_lwlock('exclusive', 300) FROM generate_series(1, 2)");
+# (the two holds last 300 ms at least, and no longer than the statement:
+# a loaded host makes them longer, never shorter)
+my $wall_ms = $s->query_safe(q{SELECT clock_timestamp() AS t0 \gset
+	SELECT flexlock_test_lwlock('exclusive', 300) FROM generate_series(1, 2);
+	SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1000)});
+$wall_ms = (split /\n/, $wall_ms)[-1];
 # (read in S: the names of extension tranches are known to the processes
 # that registered them)
 my ($tranche, $lock, $hold, $wait, $share) = split /\|/,
@@ -46,7 +51,7 @@ my ($tranche, $lock, $hold, $wait, $share) = split /\|/,
 is($tranche, 'flexlock_lwbench', 'the test lock is the hottest');
 like($lock, qr/^flexlock_lwbench /, "... named by its tranche ($lock)");
 cmp_ok($hold, '>=', 600, "... held at least 600 ms ($hold ms)");
-cmp_ok($hold, '<', 2000, '... and not absurdly long');
+cmp_ok($hold, '<=', $wall_ms, "... and no longer than the statement ($wall_ms ms)");
 ok($share > 0.99 && $share <= 1.0001, "... all of its tranche's hold time ($share)");
 
 my ($n, $p50, $p90, $p99, $max) = split /\|/,
@@ -55,16 +60,16 @@ my ($n, $p50, $p90, $p99, $max) = split /\|/,
 	  WHERE tranche = 'flexlock_lwbench' AND mode = 'exclusive'");
 is($n, 2, 'two timed holds in the histogram');
 ok($p50 <= $p90 && $p90 <= $p99 && $p99 <= $max, "hold percentiles ordered ($p50 <= $p90 <= $p99 <= $max)");
-# 300 ms lies in the bucket [2^28, 2^29) ns; interpolation stays in it and
-# below the longest hold
-cmp_ok($p50, '>=', 2**28 / 1000, 'p50 in the bucket of 300 ms');
+# 300 ms lies in the bucket [2^28, 2^29) ns; interpolation stays at or
+# above it and below the longest hold
+cmp_ok($p50, '>=', 2**28 / 1000, 'p50 in the bucket of 300 ms or above');
 cmp_ok($max, '>=', 300_000, "the longest hold is at least 300 ms ($max us)");
-cmp_ok($max, '<', 1_000_000, '... and below 1 s');
+cmp_ok($max, '<=', 1000 * $wall_ms, '... and no longer than the statement');
 is( $s->query_safe(
-		"SELECT sum(holds) FROM flexlock_lwlock_wait_histogram
-		  WHERE tranche = 'flexlock_lwbench' AND lower_us <= 300000 AND coalesce(upper_us, 1e12) > 300000"),
-	2,
-	'both holds in the bucket of 300 ms');
+		"SELECT sum(holds) FILTER (WHERE coalesce(upper_us, 1e12) > 300000) || ' ' || sum(holds)
+		   FROM flexlock_lwlock_wait_histogram WHERE tranche = 'flexlock_lwbench'"),
+	'2 2',
+	'both holds in the bucket of 300 ms or above, none below');
 is( $s->query_safe(
 		"SELECT instances || ' ' || instances_saturated FROM flexlock_lock_load WHERE tranche = 'flexlock_lwbench'"),
 	'1 false',
@@ -72,17 +77,22 @@ is( $s->query_safe(
 
 # One hold in 4 timed: 200 holds of 2 ms are about 400 ms, estimated from
 # about 50 samples (standard deviation about 6) each counted 4 times
-# (a loaded host oversleeps: the upper bound is the loop's wall time, which
-# the holds are part of)
+# (a loaded host oversleeps: the upper bound is 4 times the loop's wall
+# time, which the holds are part of, each sampled one counted 4 times)
 my $est = $node->safe_psql('postgres', q{SET lock_stats_hold_sample = 4; SELECT flexlock_reset();
 	SELECT clock_timestamp() AS t0 \gset
 	SELECT flexlock_test_lwlock('exclusive', 2) FROM generate_series(1, 200);
 	SELECT round(hold_ms) || ' ' || round(extract(epoch FROM clock_timestamp() - :'t0') * 1000)
+	       || ' ' || (SELECT round((hold_exclusive_ms / (avg_hold_exclusive_us * holds_timed / 1000))::numeric, 3)
+	                    FROM flexlock_lwlocks WHERE tranche = 'flexlock_lwbench')
 	  FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'});
-my ($wall);
-($est, $wall) = split / /, (split /\n/, $est)[-1];
-ok($est >= 200 && $est <= 1.6 * $wall,
+my ($wall, $scale);
+($est, $wall, $scale) = split / /, (split /\n/, $est)[-1];
+ok($est >= 200 && $est <= 4 * $wall,
 	"sampling 1 in 4: 200 holds of 2 ms estimated at $est ms (the loop took $wall ms)");
+# (exact, whatever the timing: the estimate is the sampled holds' own time,
+# which their average times their number gives, scaled by the interval)
+is($scale, '4.000', 'sampling 1 in 4: the estimate is 4 times the time of the sampled holds');
 
 # --- a hammered table names its page -----------------------------------------
 
@@ -141,7 +151,8 @@ $node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity W
 my $read_hot = q{SET lock_stats_hold_sample = 0; SELECT flexlock_test_lwlock('shared');
 	SELECT count(*) || ' ' || coalesce(round(sum(hold_ms)), 0) FROM flexlock_hot_lwlocks
 	 WHERE tranche = 'flexlock_lwbench' AND hold_ms >= 300};
-like($node->safe_psql('postgres', $read_hot), qr/\n1 [3-9]\d\d$/, 'the test lock stays hot after its holder exited');
+like($node->safe_psql('postgres', $read_hot), qr/\n1 ([3-9]\d\d|\d{4,})$/,
+	'the test lock stays hot after its holder exited (a hold of 300 ms or more)');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 like($node->safe_psql('postgres', $read_hot), qr/\n0 0$/, '... until a reset');
 
@@ -160,7 +171,8 @@ like($node->safe_psql('postgres', $read_hot), qr/\n0 0$/, '... until a reset');
 	$m->query_safe(q{SELECT injection_points_attach('lockstats-retire', 'wait')});
 	$x->quit;
 	my $waits = 0;
-	for (1 .. 100)
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
 	{
 		$r->query_until(qr/resetting/, "\\echo resetting\nSELECT flexlock_reset();\n")
 		  if $m->query_safe("SELECT state FROM pg_stat_activity WHERE pid = $rpid") eq 'idle';

@@ -518,32 +518,41 @@ $node->restart;
 	my ($m, $mpid) = session();
 	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
 	my $off = -s $node->logfile;
-	$g->query_until(qr/go/, "\\echo go\nSELECT flexlock_test_procarray(3000, 'word');\n");
+	# G and R hold the lock until the test lets each go (injection points)
+	attach_wait($g, 'flexlock-test-procarray-word');
+	attach_wait($r, 'flexlock-test-procarray-slot');
+	$g->query_until(qr/go/, "\\echo go\nSELECT flexlock_test_procarray(0, 'word');\n");
 	$node->wait_for_log(qr/holding ProcArrayLock through the word/, $off);
-	$r->query_until(qr/go/, "\\echo go\nSELECT flexlock_test_procarray(6000, 'slot');\n");
+	$r->query_until(qr/go/, "\\echo go\nSELECT flexlock_test_procarray(0, 'slot');\n");
 	$node->wait_for_log(qr/holding ProcArrayLock through the slot/, $off);
 	pass('6: G holds ProcArrayLock through the state word, R through its slot');
+	# (M's session was opened before: a new connection needs ProcArrayLock
+	# exclusively, which G and R hold in shared mode)
+	my $state_of_c = qq{SELECT coalesce(wait_event_type || ':' || wait_event, '') || ' ' || state
+		FROM pg_stat_activity WHERE pid = $cpid};
+	my $until = sub {
+		my ($want) = @_;
+		my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+		my $seen;
+		while (time < $deadline)
+		{
+			$seen = $m->query_safe($state_of_c);
+			last if $seen =~ $want;
+			usleep(20_000);
+		}
+		return $seen;
+	};
 	$c->query_until(qr/go/, "\\echo go\nBEGIN; INSERT INTO serve_t VALUES (1); COMMIT;\n");
-	my $we = '';
-	for (1 .. 100)
-	{
-		$we = $m->query_safe(qq{SELECT coalesce(wait_event_type || ':' || wait_event, '')
-			FROM pg_stat_activity WHERE pid = $cpid});
-		last if $we eq 'LWLock:ProcArray';
-		usleep(50_000);
-	}
-	is($we, 'LWLock:ProcArray', '6: C, committing, waits for ProcArrayLock');
-	$node->wait_for_log(qr/released ProcArrayLock held through the slot/, $off);
-	my $done = 0;
-	for (1 .. 100)
-	{
-		$done = $m->query_safe(qq{SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $cpid}) eq 't';
-		last if $done;
-		usleep(100_000);
-	}
-	ok($done, '6: C commits once R has released (G\'s release woke it)');
+	is($until->(qr/^LWLock:ProcArray active$/), 'LWLock:ProcArray active', '6: C, committing, waits for ProcArrayLock');
+	$m->query_safe(q{SELECT injection_points_wakeup('flexlock-test-procarray-word')});
+	$node->wait_for_log(qr/released ProcArrayLock held through the word/, $off);
 	cmp_ok($m->query_safe(q{SELECT value FROM flexlock_counters WHERE counter = 'holder_serve_missed'}),
 		'>=', 1, '6: G\'s release could not serve C');
+	like($m->query_safe($state_of_c), qr/ active$/, '6: C has not committed while R holds the lock');
+	$m->query_safe(q{SELECT injection_points_wakeup('flexlock-test-procarray-slot')});
+	$node->wait_for_log(qr/released ProcArrayLock held through the slot/, $off);
+	my $done = $until->(qr/ idle$/) =~ / idle$/;
+	ok($done, '6: C commits once R has released (G\'s release woke it)');
 	if (!$done)
 	{
 		# C sleeps on a free lock: another commit's exclusive acquisition frees it

@@ -59,7 +59,9 @@ class SmokeTest(unittest.TestCase):
             self.assertLessEqual(float(r["latency_p50_ms"]), float(r["latency_p95_ms"]))
             self.assertLessEqual(float(r["latency_p95_ms"]), float(r["latency_p99_ms"]))
             cpu = [float(r[k]) for k in ("cpu_user_pct", "cpu_system_pct", "cpu_idle_pct", "cpu_iowait_pct")]
-            self.assertTrue(95 <= sum(cpu) <= 100.5, cpu)
+            # (steal, the rest, is the hypervisor's: on a loaded host it
+            # can be any share, so only the upper bound holds)
+            self.assertTrue(all(c >= 0 for c in cpu) and sum(cpu) <= 100.5, cpu)
             self.assertGreater(cpu[0], 0)
             self.assertGreater(int(r["transactions"]), 0)
             self.assertGreater(float(r["lw_acquires_per_txn"]), 0, "lock statistics deltas recorded")
