@@ -24,6 +24,7 @@ SOAK_LOAD=${SOAK_LOAD:-$(nproc 2>/dev/null || echo 2)}
 case $REPEAT in '' | *[!0-9]* | 0) die "REPEAT must be a positive number of runs, not '$REPEAT'" ;; esac
 case $SOAK_LOAD in '' | *[!0-9]*) die "SOAK_LOAD must be a number of busy loops (0 for none), not '$SOAK_LOAD'" ;; esac
 export SUITES
+FLEXLOCK_CHECK_VALIDATE_ONLY=1 "$FLEXLOCK_TOP/scripts/check.sh"
 
 OUT=$BUILD/soak
 rm -rf "$OUT" && mkdir -p "$OUT"

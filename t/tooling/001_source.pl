@@ -188,6 +188,18 @@ like($out, qr{unknown variant 'nosuch' \(known: .*\bstock\b}, '... listing the k
 ($out, $rc) = run(env => { %{ fresh_env() }, SUITES => 'nosuch' }, cmd => [ "$top/scripts/check.sh" ]);
 isnt($rc, 0, 'make check with an unknown suite is refused');
 
+for my $bad ([ REPEAT => 'many', qr{REPEAT must be a positive number of runs, not 'many'} ],
+	[ REPEAT => '0', qr{REPEAT must be a positive number of runs, not '0'} ],
+	[ SOAK_LOAD => '-1', qr{SOAK_LOAD must be a number of busy loops \(0 for none\), not '-1'} ],
+	[ SUITES => 'nosuch', qr{unknown suite 'nosuch'} ])
+{
+	my ($var, $val, $msg) = @$bad;
+	($out, $rc) = run(env => { %{ fresh_env() }, $var => $val }, cmd => [ "$top/scripts/soak.sh" ]);
+	isnt($rc, 0, "make check-soak $var=$val is refused");
+	like($out, $msg, '... saying why');
+	is(scalar(split /\n/, $out), 1, '... in one line, before any run');
+}
+
 SKIP:
 {
 	skip 'runs as root: make deps would install instead of refusing', 2 if $> == 0;
