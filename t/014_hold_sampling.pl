@@ -178,6 +178,13 @@ my ($sampled, $acqs) = split /\|/,
 	q{SELECT sum(holds_timed), sum(acquire_shared + acquire_exclusive) FROM flexlock_lwlocks});
 my $share = $sampled / $acqs;
 ok($share > 0.005 && $share < 0.02, "about one hold in 100 timed ($sampled of $acqs)");
+# The estimated totals are the sampled holds' own time times 100, exactly
+# (whatever the timing): for the tranches held only exclusively, the
+# estimate against the average sampled hold times their number.
+my $scales = $node->safe_psql('postgres', q{
+	SELECT string_agg(DISTINCT round((hold_exclusive_ms / (avg_hold_exclusive_us * holds_timed / 1000))::numeric, 3)::text, ' ')
+	  FROM flexlock_lwlocks WHERE holds_timed > 0 AND hold_shared_ms = 0 AND avg_hold_exclusive_us > 0});
+is($scales, '100.000', 'the estimated hold totals are 100 times the sampled holds, tranche by tranche');
 
 $s->quit;
 $h->quit;
