@@ -77,9 +77,8 @@
  * counters are changed under its spinlock, as pg_stat_statements does.  A
  * full table evicts the least used 5% of its entries (their counts are
  * lost, the evictions counted).  flexlock_reset() empties it.  An entry
- * keeps its lock events by lock, like a LockUsage: STMT_ROWS entries for
- * the statement and COMMIT_ROWS for its commit, the last of each collecting
- * what does not fit.
+ * keeps its lock events by lock, like a LockUsage, in two tables of rows
+ * (rows_add()): STMT_ROWS for the statement and COMMIT_ROWS for its commit.
  *
  * Copyright (c) 2026, flexlock authors
  * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
@@ -102,6 +101,7 @@
 #include "nodes/queryjumble.h"
 #include "optimizer/planner.h"
 #include "parser/analyze.h"
+#include "port/pg_bitutils.h"
 #include "storage/ipc.h"
 #include "storage/lock.h"
 #include "storage/lockstats.h"
@@ -119,9 +119,20 @@
 
 #include "flexlock.h"
 
-/* Lock rows of an entry: the statement's, and its commit's */
-#define STMT_ROWS		24
-#define COMMIT_ROWS		12
+/*
+ * Lock rows of an entry: the statement's, and its commit's.  Each table
+ * keeps its rows in slots hashed by lock (kind, id, mode), so that adding an
+ * event is a probe, not a search; three slots are kept for the spinlock row
+ * and the overflow rows of LWLocks and of heavyweight locks (kind
+ * LOCKUSAGE_OTHER, id the kind they collect), which take the locks that
+ * do not fit.
+ */
+#define STMT_ROWS		26
+#define COMMIT_ROWS		13
+#define ROWS_KEPT		3
+
+StaticAssertDecl(STMT_ROWS <= 32 && COMMIT_ROWS <= 32,
+				 "the slots of a table of rows are bits of a uint32");
 
 /* Evict this share of the entries when the table is full */
 #define EVICT_PERCENT	5
@@ -161,8 +172,10 @@ typedef struct StmtEntry
 	slock_t		mutex;			/* protects everything below */
 	int64		calls;
 	double		usage;
-	int			nrows;
+	int			nrows;			/* rows with a lock of their own */
 	int			ncommit;
+	uint32		rows_used;		/* a bit per slot of rows[] in use */
+	uint32		commit_used;
 	LockUsageEntry rows[STMT_ROWS];
 	LockUsageEntry commit[COMMIT_ROWS];
 } StmtEntry;
@@ -195,6 +208,8 @@ typedef struct StmtPending
 	int64		calls;
 	int			nrows;
 	int			ncommit;
+	uint32		rows_used;
+	uint32		commit_used;
 	LockUsageEntry rows[STMT_ROWS];
 	LockUsageEntry commit[COMMIT_ROWS];
 } StmtPending;
@@ -259,43 +274,84 @@ PG_FUNCTION_INFO_V1(flexlock_query_id_1_3);
 
 /* --- lock rows ------------------------------------------------------------ */
 
+static inline uint32
+row_code(int kind, int id, int mode)
+{
+	return ((uint32) kind << 24) | ((uint32) id << 8) | (uint32) mode;
+}
+
 /*
- * Add one entry to rows (n used of max), as LockUsageAddEntry() does: to the
- * row of the same lock, a new row, or the last row, which then collects
- * every lock that does not fit (kind LOCKUSAGE_OTHER).
+ * The slot of the row (kind, id, mode) in rows (nslots of them, the bits of
+ * *used those in use, *n of them with locks of their own): its own, a free
+ * one it takes (*fresh set, its counters left to the caller), or NULL if it
+ * has none and no room is left for it.
+ */
+static pg_attribute_always_inline LockUsageEntry *
+rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
+		  int kind, int id, int mode, bool *fresh)
+{
+	uint32		code = row_code(kind, id, mode);
+	int			i = (int) (((uint64) (code * 0x9E3779B1U) * (uint32) nslots) >> 32);
+
+	for (int probes = 0; probes < nslots; probes++)
+	{
+		LockUsageEntry *e = &rows[i];
+
+		if ((*used & (((uint32) 1 << i))) == 0)
+		{
+			/* a lock of its own needs room beside the kept slots */
+			if (kind != LOCKUSAGE_OTHER && kind != LOCKUSAGE_SPINLOCK)
+			{
+				if (*n >= nslots - ROWS_KEPT)
+					return NULL;
+				(*n)++;
+			}
+			*used |= ((uint32) 1 << i);
+			e->kind = kind;
+			e->id = id;
+			e->mode = mode;
+			*fresh = true;
+			return e;
+		}
+		if (row_code(e->kind, e->id, e->mode) == code)
+		{
+			*fresh = false;
+			return e;
+		}
+		if (++i == nslots)
+			i = 0;
+	}
+	return NULL;
+}
+
+/*
+ * Add one entry to rows (nslots, the bits of *used those in use, *n of them
+ * with locks of their own): to the row of its lock, or, when there is no
+ * room for that, to the overflow row of its kind.
  */
 static void
-rows_add(LockUsageEntry *rows, int *n, int max, const LockUsageEntry *add)
+rows_add(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
+		 const LockUsageEntry *add)
 {
-	LockUsageEntry *e = NULL;
-	int			i;
+	LockUsageEntry *e;
+	bool		fresh;
 
-	for (i = 0; i < *n; i++)
+	e = rows_slot(rows, used, n, nslots, add->kind, add->id, add->mode, &fresh);
+	if (unlikely(e == NULL))
 	{
-		e = &rows[i];
-		if (e->kind == add->kind && e->id == add->id && e->mode == add->mode)
-			break;
+		e = rows_slot(rows, used, n, nslots, LOCKUSAGE_OTHER,
+					  add->kind == LOCKUSAGE_OTHER ? add->id : add->kind, 0, &fresh);
+		Assert(e != NULL);
 	}
-	if (i == *n)
+	if (fresh)
 	{
-		if (*n < max)
-		{
-			e = &rows[(*n)++];
-			memset(e, 0, sizeof(LockUsageEntry));
-			e->kind = add->kind;
-			e->id = add->id;
-			e->mode = add->mode;
-		}
-		else
-		{
-			e = &rows[max - 1];
-			if (e->kind != LOCKUSAGE_OTHER)
-			{
-				e->kind = LOCKUSAGE_OTHER;
-				e->id = 0;
-				e->mode = 0;
-			}
-		}
+		e->acquired = add->acquired;
+		e->fastpath = add->fastpath;
+		e->shared_table = add->shared_table;
+		e->sleeps = add->sleeps;
+		e->sleep_ns = add->sleep_ns;
+		e->hold_ns = add->hold_ns;
+		return;
 	}
 	e->acquired += add->acquired;
 	e->fastpath += add->fastpath;
@@ -305,14 +361,54 @@ rows_add(LockUsageEntry *rows, int *n, int max, const LockUsageEntry *add)
 	e->hold_ns += add->hold_ns;
 }
 
+/*
+ * Add every row in use of one table to another of the same size.  A lock
+ * has the same first slot in both, where it mostly is: the add needs no
+ * probe then.
+ */
+static void
+rows_merge(LockUsageEntry *dst, uint32 *dst_used, int *n, int nslots,
+		   const LockUsageEntry *src, uint32 src_used)
+{
+	while (src_used != 0)
+	{
+		int			i = pg_rightmost_one_pos32(src_used);
+		const LockUsageEntry *add = &src[i];
+		LockUsageEntry *e = &dst[i];
+
+		src_used &= src_used - 1;
+		if ((*dst_used & ((uint32) 1 << i)) != 0 &&
+			e->kind == add->kind && e->id == add->id && e->mode == add->mode)
+		{
+			e->acquired += add->acquired;
+			e->fastpath += add->fastpath;
+			e->shared_table += add->shared_table;
+			e->sleeps += add->sleeps;
+			e->sleep_ns += add->sleep_ns;
+			e->hold_ns += add->hold_ns;
+		}
+		else
+			rows_add(dst, dst_used, n, nslots, add);
+	}
+}
+
+/* The kind of lock a row counts: an overflow row's is in its id */
+static inline int
+row_kind(const LockUsageEntry *e)
+{
+	return e->kind == LOCKUSAGE_OTHER ? e->id : e->kind;
+}
+
 /* LockUsageSink: the events of one lock go to charge_to */
 static void
 pending_sink(void *arg, const LockUsageEntry *e)
 {
 	if (charge_commit)
-		rows_add(charge_to->commit, &charge_to->ncommit, COMMIT_ROWS, e);
+		rows_add(charge_to->commit, &charge_to->commit_used, &charge_to->ncommit,
+				 COMMIT_ROWS, e);
 	else
-		rows_add(charge_to->rows, &charge_to->nrows, STMT_ROWS, e);
+		rows_add(charge_to->rows, &charge_to->rows_used, &charge_to->nrows,
+				 STMT_ROWS, e);
 }
 
 /* --- shared memory ---------------------------------------------------------- */
@@ -405,10 +501,8 @@ entry_add(StmtEntry *e, const StmtPending *p)
 	SpinLockAcquire(&e->mutex);
 	e->calls += p->calls;
 	e->usage += 1.0;
-	for (int i = 0; i < p->nrows; i++)
-		rows_add(e->rows, &e->nrows, STMT_ROWS, &p->rows[i]);
-	for (int i = 0; i < p->ncommit; i++)
-		rows_add(e->commit, &e->ncommit, COMMIT_ROWS, &p->commit[i]);
+	rows_merge(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, p->rows, p->rows_used);
+	rows_merge(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, p->commit, p->commit_used);
 	SpinLockRelease(&e->mutex);
 }
 
@@ -462,6 +556,8 @@ pending_store(void)
 					e->usage = 0;
 					e->nrows = 0;
 					e->ncommit = 0;
+					e->rows_used = 0;
+					e->commit_used = 0;
 				}
 			}
 			entry_add(e, p);
@@ -508,6 +604,8 @@ pending_of(const StmtKey *key)
 	p->calls = 0;
 	p->nrows = 0;
 	p->ncommit = 0;
+	p->rows_used = 0;
+	p->commit_used = 0;
 	return p;
 }
 
@@ -568,7 +666,7 @@ static void
 stmt_start_backend(void)
 {
 	stmt_mark = MemoryContextAlloc(TopMemoryContext, sizeof(LockUsageMark));
-	LockUsageMarkFrom(stmt_mark, &LockStatsShmem->slots[MyProcNumber].start);
+	LockUsageMarkStart(stmt_mark);
 	stmt_target = TARGET_OUTSIDE;
 	stmt_backend = true;
 	before_shmem_exit(stmt_before_exit, (Datum) 0);
@@ -1153,14 +1251,13 @@ key_columns(const StmtKey *key, bool all_visible, Datum *values, bool *nulls)
 }
 
 /*
- * Ten totals of lock rows: LWLock acquisitions, sleeps, sleep time, hold
- * time; heavyweight lock acquisitions, through the fast path, in the shared
- * table, waits, wait time; spinlock delays.  The rows that did not fit
- * (LOCKUSAGE_OTHER) have all kinds mixed: their acquisitions and sleeps
- * count as LWLock ones.
+ * Ten totals of lock rows (the slots in used): LWLock acquisitions, sleeps, sleep
+ * time, hold time; heavyweight lock acquisitions, through the fast path, in
+ * the shared table, waits, wait time; spinlock delays.  An overflow row
+ * counts for the kind it collects.
  */
 static int
-total_columns(const LockUsageEntry *rows, int n, Datum *values)
+total_columns(const LockUsageEntry *rows, uint32 used, Datum *values)
 {
 	int64		lw_acq = 0,
 				lw_sleeps = 0,
@@ -1173,11 +1270,11 @@ total_columns(const LockUsageEntry *rows, int n, Datum *values)
 				lw_hold_ns = 0,
 				hw_wait_ns = 0;
 
-	for (int i = 0; i < n; i++)
+	for (; used != 0; used &= used - 1)
 	{
-		const LockUsageEntry *e = &rows[i];
+		const LockUsageEntry *e = &rows[pg_rightmost_one_pos32(used)];
 
-		switch (e->kind)
+		switch (row_kind(e))
 		{
 			case LOCKUSAGE_HWLOCK:
 				hw_acq += e->acquired;
@@ -1189,7 +1286,7 @@ total_columns(const LockUsageEntry *rows, int n, Datum *values)
 			case LOCKUSAGE_SPINLOCK:
 				spin += e->sleeps;
 				break;
-			default:
+			case LOCKUSAGE_LWLOCK:
 				lw_acq += e->acquired;
 				lw_sleeps += e->sleeps;
 				lw_sleep_ns += e->sleep_ns;
@@ -1234,8 +1331,8 @@ flexlock_statements_1_3(PG_FUNCTION_ARGS)
 
 		c = key_columns(&e->key, all_visible, values, nulls);
 		values[c++] = Int64GetDatum(e->calls);
-		c += total_columns(e->rows, e->nrows, &values[c]);
-		c += total_columns(e->commit, e->ncommit, &values[c]);
+		c += total_columns(e->rows, e->rows_used, &values[c]);
+		c += total_columns(e->commit, e->commit_used, &values[c]);
 		Assert(c == lengthof(values));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -1264,11 +1361,11 @@ flexlock_statement_locks_1_3(PG_FUNCTION_ARGS)
 		for (int part = 0; part < 2; part++)
 		{
 			LockUsageEntry *rows = part == 0 ? e->rows : e->commit;
-			int			nrows = part == 0 ? e->nrows : e->ncommit;
+			uint32		used = part == 0 ? e->rows_used : e->commit_used;
 
-			for (int r = 0; r < nrows; r++)
+			for (; used != 0; used &= used - 1)
 			{
-				LockUsageEntry *u = &rows[r];
+				LockUsageEntry *u = &rows[pg_rightmost_one_pos32(used)];
 				Datum		values[14];
 				bool		nulls[14] = {0};
 				int			c;
@@ -1359,7 +1456,8 @@ flexlock_query_id_1_3(PG_FUNCTION_ARGS)
 const char *
 flexlock_usage_kind_name(const LockUsageEntry *e)
 {
-	switch (e->kind)
+	/* (an overflow row of flexlock_statements collects one kind: its id) */
+	switch (e->kind == LOCKUSAGE_OTHER && e->id != 0 ? e->id : e->kind)
 	{
 		case LOCKUSAGE_LWLOCK:
 			return "lwlock";

@@ -379,7 +379,7 @@ sub totals_differ
 				 sum(acquisitions - fastpath - shared_table) FILTER (WHERE kind = 'hwlock') AS local,
 				 sum(sleeps) FILTER (WHERE kind = 'hwlock') AS waits,
 				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'hwlock'), 0)::numeric, 3) AS wait_ms,
-				 count(*) FILTER (WHERE kind = 'other') AS other
+				 count(*) FILTER (WHERE lock = 'other locks') AS other
 			FROM flexlock_statement_locks WHERE userid = 'regress_c@{[$i + 1]}'::regrole
 			 AND lock <> 'flexlock_statements')
 		SELECT concat_ws(', ',
