@@ -115,6 +115,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/injection_point.h"
 #include "utils/timestamp.h"
 
 #include "flexlock.h"
@@ -155,7 +156,7 @@ static const struct config_enum_entry track_options[] = {
 };
 
 /* GUCs */
-static int	stmt_max = 1000;
+static int	stmt_max = 5000;
 static int	stmt_track = TRACK_TOP;
 
 typedef struct StmtKey
@@ -205,6 +206,7 @@ typedef enum
 typedef struct StmtPending
 {
 	StmtKey		key;
+	bool		stored;			/* written already, by a write that failed after */
 	int64		calls;
 	int			nrows;
 	int			ncommit;
@@ -253,6 +255,8 @@ static StmtPending stmt_pending[PENDING_MAX];
 static int	stmt_npending = 0;
 static StmtPending *charge_to = NULL;	/* where the sink adds */
 static bool charge_commit = false;
+static StmtPending *charge_also = NULL; /* and, if set, there too */
+static bool charge_also_commit = false;
 
 /* hooks chained */
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -399,16 +403,22 @@ row_kind(const LockUsageEntry *e)
 	return e->kind == LOCKUSAGE_OTHER ? e->id : e->kind;
 }
 
-/* LockUsageSink: the events of one lock go to charge_to */
+static inline void
+pending_add(StmtPending *p, bool commit, const LockUsageEntry *e)
+{
+	if (commit)
+		rows_add(p->commit, &p->commit_used, &p->ncommit, COMMIT_ROWS, e);
+	else
+		rows_add(p->rows, &p->rows_used, &p->nrows, STMT_ROWS, e);
+}
+
+/* LockUsageSink: the events of one lock go to charge_to (and charge_also) */
 static void
 pending_sink(void *arg, const LockUsageEntry *e)
 {
-	if (charge_commit)
-		rows_add(charge_to->commit, &charge_to->commit_used, &charge_to->ncommit,
-				 COMMIT_ROWS, e);
-	else
-		rows_add(charge_to->rows, &charge_to->rows_used, &charge_to->nrows,
-				 STMT_ROWS, e);
+	pending_add(charge_to, charge_commit, e);
+	if (charge_also != NULL)
+		pending_add(charge_also, charge_also_commit, e);
 }
 
 /* --- shared memory ---------------------------------------------------------- */
@@ -500,36 +510,37 @@ entry_add(StmtEntry *e, const StmtPending *p)
 {
 	SpinLockAcquire(&e->mutex);
 	e->calls += p->calls;
-	e->usage += 1.0;
+	/* as pg_stat_statements: a use per call (a row without calls: per write) */
+	e->usage += p->calls > 0 ? (double) p->calls : 1.0;
 	rows_merge(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, p->rows, p->rows_used);
 	rows_merge(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, p->commit, p->commit_used);
 	SpinLockRelease(&e->mutex);
 }
 
-/*
- * Write every pending statement to shared memory, under one acquisition of
- * the lock (shared if every entry exists).
- */
+/* Write the pending statements: see pending_store() */
 static void
-pending_store(void)
+pending_store_locked(void)
 {
 	bool		missing = false;
 
-	if (stmt_npending == 0)
-		return;
 	LWLockAcquire(stmt_shared->lock, LW_SHARED);
 	for (int i = 0; i < stmt_npending; i++)
 	{
 		StmtPending *p = &stmt_pending[i];
-		StmtEntry  *e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
+		StmtEntry  *e;
 
+		if (p->stored)
+			continue;
+		e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
 		if (e == NULL)
 		{
 			missing = true;
 			continue;
 		}
 		entry_add(e, p);
-		p->calls = -1;			/* done */
+		p->stored = true;
+		/* (tests make a write fail half way here) */
+		INJECTION_POINT("flexlock-statements-stored", NULL);
 	}
 	if (missing)
 	{
@@ -541,7 +552,7 @@ pending_store(void)
 			StmtEntry  *e;
 			bool		found;
 
-			if (p->calls < 0)
+			if (p->stored)
 				continue;
 			e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
 			if (e == NULL)
@@ -561,9 +572,39 @@ pending_store(void)
 				}
 			}
 			entry_add(e, p);
+			p->stored = true;
 		}
 	}
 	LWLockRelease(stmt_shared->lock);
+}
+
+/*
+ * Write every pending statement to shared memory, under one acquisition of
+ * the lock (shared if every entry exists).  A write can fail half way (out
+ * of memory evicting, an error in a test): the lock is let go, even where
+ * no transaction's abort would do it (at the edge of idle time), and the
+ * statements written already are not written again by the next try.
+ */
+static void
+pending_store(void)
+{
+	if (stmt_npending == 0)
+		return;
+	PG_TRY();
+	{
+		pending_store_locked();
+	}
+	PG_CATCH();
+	{
+		if (LWLockHeldByMe(stmt_shared->lock))
+		{
+			/* as LWLockReleaseAll(): the error has reset the holdoff count */
+			HOLD_INTERRUPTS();
+			LWLockRelease(stmt_shared->lock);
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	stmt_npending = 0;
 }
 
@@ -601,6 +642,7 @@ pending_of(const StmtKey *key)
 		pending_store();
 	p = &stmt_pending[stmt_npending++];
 	p->key = *key;
+	p->stored = false;
 	p->calls = 0;
 	p->nrows = 0;
 	p->ncommit = 0;
@@ -613,8 +655,23 @@ pending_of(const StmtKey *key)
  * The events since the mark, and calls, go to target (of key); an UNKNOWN
  * target keeps them for whatever it turns out to be.
  */
+static void charge_target_also(StmtTarget target, const StmtKey *key, int64 calls,
+							   StmtTarget also_target, const StmtKey *also_key);
+
 static void
 charge_target(StmtTarget target, const StmtKey *key, int64 calls)
+{
+	charge_target_also(target, key, calls, TARGET_UNKNOWN, NULL);
+}
+
+/*
+ * The same, the events going to a second target too (also_target, of
+ * also_key; UNKNOWN: none): a nested statement's also to its top-level
+ * statement's row, which includes them, as pg_stat_statements' does.
+ */
+static void
+charge_target_also(StmtTarget target, const StmtKey *key, int64 calls,
+				   StmtTarget also_target, const StmtKey *also_key)
 {
 	StmtKey		outside;
 
@@ -625,9 +682,18 @@ charge_target(StmtTarget target, const StmtKey *key, int64 calls)
 		make_key(&outside, INT64CONST(0));
 		key = &outside;
 	}
+	/* room for both, so that making the second does not write the first */
+	if (also_target == TARGET_STATEMENT || also_target == TARGET_COMMIT)
+	{
+		if (stmt_npending > PENDING_MAX - 2)
+			pending_store();
+		charge_also = pending_of(also_key);
+		charge_also_commit = (also_target == TARGET_COMMIT);
+	}
 	charge_to = pending_of(key);
 	charge_commit = (target == TARGET_COMMIT);
 	LockUsageAdvance(stmt_mark, pending_sink, NULL);
+	charge_also = NULL;
 	charge_to->calls += calls;
 }
 
@@ -640,7 +706,12 @@ stmt_charge(void)
 {
 	if (stmt_target == TARGET_UNKNOWN)
 		return;
-	charge_target(stmt_target, &stmt_key, stmt_calls);
+	/* a nested statement's events are its top-level statement's too */
+	if (stmt_target == TARGET_STATEMENT && !stmt_key.toplevel && stmt_nframes > 0)
+		charge_target_also(stmt_target, &stmt_key, stmt_calls,
+						   stmt_frames[0].target, &stmt_frames[0].key);
+	else
+		charge_target(stmt_target, &stmt_key, stmt_calls);
 	stmt_calls = 0;
 }
 
@@ -678,6 +749,20 @@ stmt_identify(int64 queryid)
 {
 	StmtKey		key;
 
+	/*
+	 * No query id (compute_query_id off, and nobody asked for them): no
+	 * statement to count, its events are what runs outside statements.
+	 */
+	if (unlikely(queryid == INT64CONST(0)))
+	{
+		if (stmt_target != TARGET_OUTSIDE)
+		{
+			stmt_charge();
+			stmt_target = TARGET_OUTSIDE;
+		}
+		last_valid = false;
+		return;
+	}
 	make_key(&key, queryid);
 	if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
 		return;
@@ -748,7 +833,12 @@ nested_leave(int frame, bool failed)
 	stmt_nframes = frame;
 	if (failed && LWLockHeldByMe(stmt_shared->lock))
 		return;
-	charge_target(TARGET_STATEMENT, &key, calls);
+	/* the top-level statement: the caller, or the bottom frame's */
+	if (frame == 0)
+		charge_target_also(TARGET_STATEMENT, &key, calls, stmt_target, &stmt_key);
+	else
+		charge_target_also(TARGET_STATEMENT, &key, calls,
+						   stmt_frames[0].target, &stmt_frames[0].key);
 }
 
 static void
@@ -809,8 +899,9 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 		if (stmt_target == TARGET_UNKNOWN)
 			stmt_target = TARGET_OUTSIDE;
 		stmt_charge();
-		pending_store();
+		/* (before writing, which may fail: what follows is outside) */
 		stmt_target = TARGET_OUTSIDE;
+		pending_store();
 	}
 }
 
@@ -910,14 +1001,7 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	int			frame = -1;
 
-	if (stmt_tracking())
-	{
-		if (stmt_nesting == 0)
-			stmt_identify(queryDesc->plannedstmt->queryId);
-		else
-			frame = nested_enter(queryDesc->plannedstmt->queryId);
-	}
-	if (frame < 0)
+	if (!stmt_tracking())
 	{
 		if (prev_ExecutorStart)
 			prev_ExecutorStart(queryDesc, eflags);
@@ -925,6 +1009,13 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			standard_ExecutorStart(queryDesc, eflags);
 		return;
 	}
+	if (stmt_nesting == 0)
+		stmt_identify(queryDesc->plannedstmt->queryId);
+	else
+		frame = nested_enter(queryDesc->plannedstmt->queryId);
+
+	/* what runs in ExecutorStart (initial partition pruning) is nested */
+	stmt_nesting++;
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)
@@ -934,10 +1025,12 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	}
 	PG_CATCH();
 	{
+		stmt_nesting--;
 		nested_leave(frame, true);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	stmt_nesting--;
 	nested_leave(frame, false);
 }
 
@@ -1138,7 +1231,7 @@ flexlock_statements_init(void)
 							"Sets the maximum number of statements tracked by flexlock_statements.",
 							NULL,
 							&stmt_max,
-							1000,
+							5000,
 							100,
 							INT_MAX / 2,
 							PGC_POSTMASTER,

@@ -13,7 +13,7 @@
 #     WALInsert in the INSERT's commit rows.
 # (c) Sessions of their own roles run transactions, autocommit statements,
 #     errors, prepared statements and the extended protocol: each session's
-#     statement rows (query id 0 included) add up to its flexlock_backends
+#     top-level statement rows (query id 0 included) add up to its flexlock_backends
 #     and flexlock_hwlock_backends totals, counter by counter; the fourth
 #     with flexlock.track = all, running the functions of (e).
 # (d) EXPLAIN (ANALYZE, LOCKS): an index scan's BufferContent shared
@@ -21,9 +21,10 @@
 #     held by another session (injection point btree-leaf-locked) shows the
 #     sleep at its ModifyTable node; without LOCKS nothing is shown.
 # (e) flexlock.track = all: a plpgsql function's statements, a DO block's,
-#     have rows of their own (toplevel false) and their events are not their
-#     caller's: an UPDATE waiting for a row has the wait, its caller not
-#     (with track = top, the caller has it); a nested statement that fails,
+#     have rows of their own (toplevel false) and their top-level caller's
+#     row includes their events, as pg_stat_statements' does: an UPDATE
+#     waiting for a row has the wait, and so has its caller (with track =
+#     top, the caller alone has it); a nested statement that fails,
 #     caught or not, keeps its events up to the error, without a call, and
 #     leaves the frames as they were; 40 levels of recursion, 32 tracked.
 # And flexlock_report()'s section "statements", the limit of
@@ -381,7 +382,7 @@ sub totals_differ
 				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'hwlock'), 0)::numeric, 3) AS wait_ms,
 				 count(*) FILTER (WHERE lock = 'other locks') AS other
 			FROM flexlock_statement_locks WHERE userid = 'regress_c@{[$i + 1]}'::regrole
-			 AND lock <> 'flexlock_statements')
+			 AND toplevel AND lock <> 'flexlock_statements')
 		SELECT concat_ws(', ',
 				 CASE WHEN s.other > 0 THEN 'rows that did not fit' END,
 				 CASE WHEN s.shared IS DISTINCT FROM b.shared THEN format('shared %s/%s', s.shared, b.shared) END,
@@ -419,7 +420,7 @@ for my $i (0 .. 3)
 		SELECT (SELECT sum(acquire_shared + acquire_exclusive) FROM flexlock_backends($cpid[$i])
 				 WHERE tranche = 'flexlock_statements')
 			 - (SELECT sum(acquisitions) FROM flexlock_statement_locks
-				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND lock = 'flexlock_statements')}),
+				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND toplevel AND lock = 'flexlock_statements')}),
 		1, "(c) session " . ($i + 1) . ": ... and flexlock's own lock, but for the acquisition that wrote them");
 }
 cmp_ok($node->safe_psql('postgres', q{
@@ -464,8 +465,8 @@ is(c4_row('false', 'SELECT regress_r($1 - 1) + 1'), '32 true 0 false',
 	'(e) regress_r(40): 32 levels of nested calls with rows (NESTED_MAX frames), the deeper count for their caller');
 is(c4_row('false', 'UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1'), '1 true 1 true',
 	'(e) flexlock.track = all: the nested UPDATE that waited for the row has the wait (1, >= 300 ms), toplevel false');
-is(c4_row('true', 'SELECT regress_w()'), '1 true 0 false',
-	'(e) ... and its caller, SELECT regress_w(), has not');
+is(c4_row('true', 'SELECT regress_w()'), '1 true 1 true',
+	'(e) ... and its top-level caller, SELECT regress_w(), has it too (its row includes its nested statements\' work)');
 is($node->safe_psql('postgres', q{
 	SELECT sleeps || ' ' || mode || ' ' || (sleep_time_ms >= 300) FROM flexlock_statement_locks
 	 WHERE userid = 'regress_c4'::regrole AND NOT toplevel AND kind = 'hwlock' AND lock = 'transactionid'
@@ -481,8 +482,8 @@ is($node->safe_psql('postgres', q{
 	 WHERE userid = 'regress_c4'::regrole
 	   AND queryid IN (flexlock_query_id('UPDATE pgbench_branches SET bbalance = bbalance - 1 WHERE bid = 1'),
 					   flexlock_query_id('SELECT regress_t()'))}),
-	'false 0 true 1, true 1 true 0',
-	'(e) regress_t()\'s UPDATE, failed on lock_timeout and caught: the wait up to the error is its own (no call), not its caller\'s');
+	'false 0 true 1, true 1 true 1',
+	'(e) regress_t()\'s UPDATE, failed on lock_timeout and caught: the wait up to the error is its own (no call), and its top-level caller\'s');
 is($node->safe_psql('postgres', q{
 	SELECT calls || ' ' || hwlock_waits || ' ' || (hwlock_wait_time_ms >= 300) FROM flexlock_statements
 	 WHERE userid = 'regress_c1'::regrole AND queryid = flexlock_query_id('SELECT regress_w()')}),

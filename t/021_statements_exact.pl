@@ -7,6 +7,24 @@
 #    entry is filled first by a call that takes 32 individual LWLocks (test
 #    module flexlock_inject), then a second call of the same statement waits
 #    300 ms for an advisory lock, a row the entry has no room for.
+# 2. A statement without a query id (tracking turned on in a server started
+#    with it off, compute_query_id off) is no call of the row of what runs
+#    outside statements (query id 0).
+# 3. A parallel query's lock events are its statement's, its workers' too:
+#    a scan of 1000 pages by two workers, the leader not taking part, has
+#    at least 1000 shared buffer content lock acquisitions in its row.
+# 5. A write of pending rows that fails half way (injection point
+#    flexlock-statements-stored, with the error action, after the first
+#    statement is written) lets flexlock's lock go and does not write that
+#    statement again next time (with the lock held at the edge of idle time,
+#    the error left it taken: "too many LWLocks taken", then a PANIC).
+# 7. Eviction keeps the statements called most, not those written most
+#    often: a statement called 50 times in one message survives 150 others
+#    called twice each in two messages, with flexlock.max_statements = 100.
+# 8. A function run in ExecutorStart (initial partition pruning) runs
+#    nested statements, not top-level ones; with flexlock.track = all a
+#    top-level row includes its nested statements' work, as
+#    pg_stat_statements' does (their own rows have it too).
 use strict;
 use warnings FATAL => 'all';
 
@@ -18,9 +36,11 @@ use Time::HiRes qw(usleep);
 my $node = PostgreSQL::Test::Cluster->new('exact');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'flexlock'\nautovacuum = off\nmax_connections = 20\n");
+	"shared_preload_libraries = 'flexlock'\nautovacuum = off\nmax_connections = 20\n"
+	  . "flexlock.max_statements = 100\nmax_worker_processes = 8\nmax_parallel_workers = 4\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject;');
+$node->safe_psql('postgres',
+	'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject; CREATE EXTENSION injection_points;');
 
 # --- 1. the overflow row keeps heavyweight waits apart --------------------------
 
@@ -71,5 +91,134 @@ is($lw_sleeps, $node->safe_psql('postgres', qq{
 	'1: the LWLock sleeps are those of the LWLock rows');
 $_->quit for ($holder, $waiter);
 
+# --- 3. a parallel query's workers --------------------------------------------
+
+$node->safe_psql('postgres', q{
+	CREATE TABLE regress_par (a int, b text) WITH (autovacuum_enabled = off, parallel_workers = 2);
+	INSERT INTO regress_par SELECT g, repeat('x', 200) FROM generate_series(1, 30000) g;
+	VACUUM regress_par;});
+my $pages = $node->safe_psql('postgres', q{SELECT pg_relation_size('regress_par') / 8192});
+cmp_ok($pages, '>=', 800, "3: the table has $pages pages");
+my $par_sql = 'SELECT count(*) FROM regress_par WHERE b <> \'y\'';
+my $par_settings = 'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;'
+  . ' SET max_parallel_workers_per_gather = 2; SET parallel_leader_participation = off;';
+like($node->safe_psql('postgres', "$par_settings EXPLAIN (COSTS OFF) $par_sql"),
+	qr/Workers Planned: 2/, '3: the scan is planned with two workers');
+$node->safe_psql('postgres', "SELECT flexlock_reset(); $par_settings $par_sql;");
+my $par_qid = $node->safe_psql('postgres', "SELECT flexlock_query_id(\$\$$par_sql\$\$)");
+my $par_acq = $node->safe_psql('postgres', qq{
+	SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks
+	 WHERE queryid = $par_qid AND kind = 'lwlock' AND lock = 'BufferContent' AND mode = 'shared'});
+cmp_ok($par_acq, '>=', $pages,
+	"3: the parallel scan's row has its workers' buffer content locks ($par_acq, $pages pages)");
+
+# --- 5. a failed write of pending rows --------------------------------------------
+
+# W, a role of its own, makes its next write fail after the first of its
+# two pending statements (the idle period before, and the attach): the
+# error is W's, W goes on, and in the end its rows hold each of its events
+# once, as its per-backend totals do (flexlock's own lock apart).
+$node->safe_psql('postgres', 'CREATE ROLE regress_s5 SUPERUSER LOGIN; SELECT flexlock_reset();');
+my $w = $node->background_psql('postgres', on_error_stop => 0,
+	connstr => $node->connstr('postgres') . ' user=regress_s5');
+my $w5pid = $w->query_safe('SELECT pg_backend_pid()');
+$w->query_safe('SELECT injection_points_set_local()');
+my $log5 = -s $node->logfile;
+$w->query(q{SELECT injection_points_attach('flexlock-statements-stored', 'error')});
+ok($node->wait_for_log(qr/ERROR:  error triggered for injection point flexlock-statements-stored/, $log5),
+	'5: the write failed half way, with an error for W');
+$w->query_safe(q{SELECT injection_points_detach('flexlock-statements-stored')});
+is($w->query_safe('SELECT 2 AS two, 3 AS three'), '2|3', '5: W goes on');
+$w->query_safe('SELECT 1');
+my ($rows5, $backend5) = split /\|/, $node->safe_psql('postgres', qq{
+	SELECT (SELECT sum(acquisitions) FROM flexlock_statement_locks
+	         WHERE userid = 'regress_s5'::regrole AND kind = 'lwlock' AND lock <> 'flexlock_statements'),
+	       (SELECT sum(acquire_shared + acquire_exclusive + wait_until_free) FROM flexlock_backends($w5pid)
+	         WHERE tranche <> 'flexlock_statements')});
+is($rows5, $backend5, '5: W\'s rows hold each of its LWLock acquisitions once, as its totals do');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM flexlock_statements WHERE calls < 0}),
+	'0', '5: no row has fewer than no calls');
+$w->quit;
+
+# --- 7. eviction by calls --------------------------------------------------------
+
+$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+# (one message: psql -c sends the string as it is)
+$node->command_ok([ 'psql', '-X', '-q', '-c', join(' ', ('SELECT 7777 AS fifty;') x 50), $node->connstr('postgres') ],
+	'7: one message of 50 calls');
+# (each of the others twice, in two messages: written twice, called twice)
+for my $k (1 .. 150)
+{
+	$node->safe_psql('postgres', 'SELECT ROW(' . join(', ', (1) x $k) . ')') for 1 .. 2;
+}
+my ($fifty, $evictions) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT (SELECT coalesce(sum(calls), 0) FROM flexlock_statements WHERE queryid = flexlock_query_id('SELECT 7777 AS fifty')),
+	       (SELECT evictions FROM flexlock_statements_info)});
+cmp_ok($evictions, '>', 0, "7: statements were evicted ($evictions evictions)");
+is($fifty, 50, '7: the statement called 50 times is kept, with its 50 calls');
+
+# --- 8. nested statements ------------------------------------------------------
+
+$node->safe_psql('postgres', q{
+	CREATE TABLE regress_pt (k int, v int) PARTITION BY LIST (k);
+	CREATE TABLE regress_pt1 PARTITION OF regress_pt FOR VALUES IN (1);
+	CREATE TABLE regress_pt2 PARTITION OF regress_pt FOR VALUES IN (2);
+	INSERT INTO regress_pt VALUES (1, 1), (2, 2);
+	CREATE TABLE regress_one (k int); INSERT INTO regress_one VALUES (1);
+	CREATE FUNCTION regress_key() RETURNS int STABLE LANGUAGE plpgsql AS $$
+	BEGIN RETURN (SELECT k FROM regress_one LIMIT 1); END $$;
+	SELECT flexlock_reset();});
+# (the planner does not run a stable function: the executor prunes at its
+# start, calling regress_key())
+$node->safe_psql('postgres', q{
+	SELECT v FROM regress_pt WHERE k = regress_key();
+	SELECT v FROM regress_pt WHERE k = regress_key();});
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM flexlock_statements
+	 WHERE queryid = flexlock_query_id('SELECT (SELECT k FROM regress_one LIMIT 1)') AND toplevel}),
+	'0', '8: the function run at ExecutorStart is no top-level statement');
+is($node->safe_psql('postgres', q{
+	SELECT calls FROM flexlock_statements
+	 WHERE queryid = flexlock_query_id('SELECT v FROM regress_pt WHERE k = regress_key()') AND toplevel}),
+	'2', '8: ... the statement is, two calls');
+
+$node->safe_psql('postgres', q{
+	CREATE TABLE regress_w8 (id int PRIMARY KEY, v int); INSERT INTO regress_w8 VALUES (1, 0);
+	CREATE FUNCTION regress_w8() RETURNS int LANGUAGE plpgsql AS $$
+	BEGIN UPDATE regress_w8 SET v = v + 1 WHERE id = 1; RETURN 1; END $$;
+	SELECT flexlock_reset();});
+my $h8 = $node->background_psql('postgres');
+$h8->query_safe('BEGIN; UPDATE regress_w8 SET v = v + 1 WHERE id = 1;');
+my $c8 = $node->background_psql('postgres');
+my $c8pid = $c8->query_safe(q{SET flexlock.track = 'all'; SELECT pg_backend_pid()});
+$c8->query_until(qr/calling/, "\\echo calling\nSELECT regress_w8();\n");
+$node->poll_query_until('postgres', "SELECT wait_event = 'transactionid' FROM pg_stat_activity WHERE pid = $c8pid")
+  or die 'the nested UPDATE did not wait';
+usleep(300_000);
+$h8->query_safe('COMMIT');
+like($c8->query_safe('SELECT 1'), qr/1$/, '8: the nested UPDATE got its row');
+$_->quit for ($h8, $c8);
+my %w8 = map { my ($top, $waits, $ms) = split /\|/; ($top => [ $waits, $ms ]) } split /\n/, $node->safe_psql('postgres', q{
+	SELECT toplevel, hwlock_waits, hwlock_wait_time_ms FROM flexlock_statements
+	 WHERE queryid IN (flexlock_query_id('SELECT regress_w8()'), flexlock_query_id('UPDATE regress_w8 SET v = v + 1 WHERE id = 1'))});
+is($w8{f}[0], 1, '8: the nested UPDATE has its wait');
+is($w8{t}[0], 1, '8: ... and so has its top-level caller, SELECT regress_w8()');
+cmp_ok($w8{t}[1], '>=', 300, "... of at least 300 ms ($w8{t}[1] ms)");
+
 $node->stop;
+
+# --- 2. statements without a query id ------------------------------------------
+
+my $noqid = PostgreSQL::Test::Cluster->new('noqid');
+$noqid->init;
+$noqid->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'flexlock'\nflexlock.track = none\ncompute_query_id = off\n");
+$noqid->start;
+$noqid->safe_psql('postgres', 'CREATE EXTENSION flexlock; SELECT flexlock_reset();');
+$noqid->safe_psql('postgres', 'SET flexlock.track = top; SELECT 1; SELECT 2; SELECT 3;');
+is($noqid->safe_psql('postgres', q{
+	SELECT coalesce(sum(calls), 0) FROM flexlock_statements WHERE queryid = 0}),
+	'0', '2: statements without a query id are no calls of what ran outside statements');
+$noqid->stop;
+
 done_testing();
