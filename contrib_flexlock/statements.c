@@ -66,8 +66,11 @@
  * clean-up of a failed nested statement (a subtransaction's rollback).
  * Deeper than NESTED_MAX frames, a statement counts for its caller.
  *
- * Parallel workers, autovacuum and other background processes are not
- * client backends: their events are in flexlock_backends, not here.  A
+ * Parallel workers are not client backends, but the lock events of their
+ * part of a query are shipped to their leader (LockUsageShip(), as their
+ * buffer and WAL usage are) and count for its statement.  Autovacuum and
+ * other background processes are in flexlock_backends, not here; so are a
+ * parallel utility command's workers (an index build, a vacuum).  A
  * backend's events after its last boundary before it exits (the exit
  * itself) are not attributed.
  *
@@ -693,6 +696,9 @@ charge_target_also(StmtTarget target, const StmtKey *key, int64 calls,
 	charge_to = pending_of(key);
 	charge_commit = (target == TARGET_COMMIT);
 	LockUsageAdvance(stmt_mark, pending_sink, NULL);
+	/* and the events of parallel workers this backend led meanwhile */
+	if (LockUsageReceivedAny)
+		LockUsageReportReceived(pending_sink, NULL);
 	charge_also = NULL;
 	charge_to->calls += calls;
 }
@@ -896,12 +902,36 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 	}
 	else
 	{
+		/*
+		 * The backend has answered (ReadyForQuery is sent): an error now
+		 * would reach a client that waits for nothing.  A failure to write
+		 * is logged; the rows not written stay pending for the next try.
+		 */
+		MemoryContext cxt = CurrentMemoryContext;
+
 		if (stmt_target == TARGET_UNKNOWN)
 			stmt_target = TARGET_OUTSIDE;
-		stmt_charge();
-		/* (before writing, which may fail: what follows is outside) */
-		stmt_target = TARGET_OUTSIDE;
-		pending_store();
+		PG_TRY();
+		{
+			stmt_charge();
+			/* (before writing: what follows is outside) */
+			stmt_target = TARGET_OUTSIDE;
+			pending_store();
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			stmt_target = TARGET_OUTSIDE;
+			ereport(LOG,
+					(errmsg("could not write the lock statistics of statements: %s",
+							edata->message)));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
 	}
 }
 
@@ -1117,11 +1147,15 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
 	{
 		StmtKey		key;
 
-		make_key(&key, queryDesc->plannedstmt->queryId);
-		if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
-			stmt_calls++;
-		else
-			pending_of(&key)->calls++;
+		/* (no query id: no statement, no call) */
+		if (queryDesc->plannedstmt->queryId != INT64CONST(0))
+		{
+			make_key(&key, queryDesc->plannedstmt->queryId);
+			if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+				stmt_calls++;
+			else
+				pending_of(&key)->calls++;
+		}
 	}
 	else if (stmt_tracking())
 		frame = nested_enter(queryDesc->plannedstmt->queryId);
