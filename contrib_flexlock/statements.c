@@ -957,6 +957,17 @@ stmt_xact_callback(XactEvent event, void *arg)
 			}
 			else
 			{
+				/*
+				 * What ran since the message began is the end of the
+				 * statement's portal (the extended protocol's, dropped at
+				 * Sync, its parallel workers' shutdown with it): the
+				 * statement's, as under the simple protocol.
+				 */
+				if (stmt_target == TARGET_UNKNOWN)
+				{
+					stmt_target = TARGET_STATEMENT;
+					stmt_key = last_key;
+				}
 				stmt_charge();
 				stmt_key = last_key;
 				stmt_target = TARGET_COMMIT;

@@ -23,6 +23,11 @@
 # 7. Eviction keeps the statements called most, not those written most
 #    often: a statement called 50 times in one message survives 150 others
 #    called twice each in two messages, with flexlock.max_statements = 100.
+# 9. The end of a statement's portal is the statement's work under every
+#    protocol: a parallel count(*) in autocommit, run by pgbench with
+#    -M simple and with -M extended (where the portal, and its workers with
+#    it, ends at Sync, in the commit, and the workers' events came after),
+#    has the same commit rows.
 # 8. A function run in ExecutorStart (initial partition pruning) runs
 #    nested statements, not top-level ones; with flexlock.track = all a
 #    top-level row includes its nested statements' work, as
@@ -108,11 +113,34 @@ like($node->safe_psql('postgres', "$par_settings EXPLAIN (COSTS OFF) $par_sql"),
 	qr/Workers Planned: 2/, '3: the scan is planned with two workers');
 $node->safe_psql('postgres', "SELECT flexlock_reset(); $par_settings $par_sql;");
 my $par_qid = $node->safe_psql('postgres', "SELECT flexlock_query_id(\$\$$par_sql\$\$)");
+append_to_file($node->basedir . '/par9.sql', "$par_sql;\n");
 my $par_acq = $node->safe_psql('postgres', qq{
 	SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks
 	 WHERE queryid = $par_qid AND kind = 'lwlock' AND lock = 'BufferContent' AND mode = 'shared'});
 cmp_ok($par_acq, '>=', $pages,
 	"3: the parallel scan's row has its workers' buffer content locks ($par_acq, $pages pages)");
+
+# --- 9. the same commit rows under every protocol ------------------------------
+
+my %commit9;
+for my $mode ('simple', 'extended')
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_reset()');
+	$node->command_ok(
+		[ 'pgbench', '--no-vacuum', "--protocol=$mode", '--client=1', '--transactions=10',
+		  "--file=" . $node->basedir . '/par9.sql',
+		  $node->connstr('postgres') . " options='-c parallel_setup_cost=0 -c parallel_tuple_cost=0"
+			. " -c min_parallel_table_scan_size=0 -c max_parallel_workers_per_gather=2'" ],
+		"9: pgbench -M $mode, a parallel count(*) in autocommit");
+	$commit9{$mode} = $node->safe_psql('postgres', qq{
+		SELECT string_agg(kind || ' ' || lock || ' ' || mode || ' ' || acquisitions, ', ' ORDER BY kind, lock, mode)
+		  FROM flexlock_statement_locks WHERE queryid = $par_qid AND commit});
+	my $stmt = $node->safe_psql('postgres', qq{
+		SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks
+		 WHERE queryid = $par_qid AND NOT commit AND kind = 'lwlock' AND lock = 'BufferContent' AND mode = 'shared'});
+	cmp_ok($stmt, '>=', 10 * $pages, "9: -M $mode: the workers' buffer content locks are in the statement's rows ($stmt)");
+}
+is($commit9{extended}, $commit9{simple}, '9: the same commit rows with -M extended as with -M simple');
 
 # --- 5. a failed write of pending rows --------------------------------------------
 
