@@ -62,8 +62,9 @@ declare -A stmt_cfg=(
 	[flexlock]="-c shared_preload_libraries=flexlock"
 	[flexlock_none]="-c shared_preload_libraries=flexlock -c flexlock.track=none"
 	[pgss]="-c shared_preload_libraries=pg_stat_statements"
+	[both]="-c shared_preload_libraries=pg_stat_statements,flexlock"
 )
-for cfg in flexlock flexlock_none pgss; do
+for cfg in flexlock flexlock_none pgss both; do
 	saved=("${CG_SETTINGS[@]}")
 	# shellcheck disable=SC2206
 	CG_SETTINGS+=(${stmt_cfg[$cfg]})
@@ -78,6 +79,28 @@ for cfg in flexlock flexlock_none pgss; do
 	done
 	CG_SETTINGS=("${saved[@]}")
 done
+
+# EXPLAIN (ANALYZE, LOCKS) against EXPLAIN (ANALYZE, BUFFERS), per node
+# call: a query of N_NODE_ROWS rows through two nodes (Aggregate over a
+# Function Scan: N_NODE_ROWS + 2 node calls), explained with each option and
+# with neither (BUFFERS OFF: PostgreSQL 18 shows buffers by default), with
+# flexlock loaded (LOCKS is its option).
+N_NODE_ROWS=${N_NODE_ROWS:-100000}
+node_count() {
+	local f=$WORK/explain-$1.sql
+	echo "EXPLAIN (ANALYZE, $2, TIMING OFF, COSTS OFF) SELECT count(*) FROM generate_series(1, $N_NODE_ROWS);" >"$f"
+	chmod a+r "$f"
+	local saved=("${CG_SETTINGS[@]}")
+	CG_SETTINGS+=(-c shared_preload_libraries=flexlock)
+	cg_instructions "$BUILD/install/patched/bin/postgres" "$WORK/patched/template" "$WORK/patched/run" \
+		"$f" "$WORK/explain-$1.callgrind"
+	CG_SETTINGS=("${saved[@]}")
+}
+say "patched: EXPLAIN ANALYZE per node call under callgrind"
+explain_plain=$(node_count plain "BUFFERS OFF")
+explain_buffers=$(node_count buffers "BUFFERS ON")
+explain_locks=$(node_count locks "BUFFERS OFF, LOCKS")
+node_calls=$((N_NODE_ROWS + 2))
 
 # The cost of counting a contended spinlock acquisition, paid while the
 # spinlock is held: instructions inside LockStatsCountSpin() per call
@@ -163,15 +186,28 @@ mkdir -p "$(dirname "$OUT")"
 	echo "with \`flexlock.track = top\` (flexlock_statements) and \`none\`, and pg_stat_statements preloaded"
 	echo "(\`pg_stat_statements.track = top\`), each against the patched build without them:"
 	echo
-	echo "| workload | patched | + flexlock statements | + flexlock, track = none | + pg_stat_statements |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| workload | patched | + flexlock statements | + flexlock, track = none | + pg_stat_statements | + both | flexlock beside pg_stat_statements |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	for w in select tpcb; do
 		p=${per_txn[patched,$w]}
-		printf '| %s | %d | %+d (%+.2f%%) | %+d (%+.2f%%) | %+d (%+.2f%%) |\n' "$w" "$p" \
+		printf '| %s | %d | %+d (%+.2f%%) | %+d (%+.2f%%) | %+d (%+.2f%%) | %+d (%+.2f%%) | %+d (%+.2f%%) |\n' "$w" "$p" \
 			$((per_txn[flexlock,$w] - p)) "$(awk -v a="${per_txn[flexlock,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')" \
 			$((per_txn[flexlock_none,$w] - p)) "$(awk -v a="${per_txn[flexlock_none,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')" \
-			$((per_txn[pgss,$w] - p)) "$(awk -v a="${per_txn[pgss,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')"
+			$((per_txn[pgss,$w] - p)) "$(awk -v a="${per_txn[pgss,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')" \
+			$((per_txn[both,$w] - p)) "$(awk -v a="${per_txn[both,$w]}" -v p="$p" 'BEGIN { print (a - p) * 100 / p }')" \
+			$((per_txn[both,$w] - per_txn[pgss,$w])) "$(awk -v a="${per_txn[both,$w]}" -v p="${per_txn[pgss,$w]}" 'BEGIN { print (a - p) * 100 / p }')"
 	done
+	echo
+	echo "(the last column: what adding flexlock costs where pg_stat_statements is loaded already, against it alone;"
+	echo "the two share the query id's jumbling)"
+	echo
+	echo "EXPLAIN ANALYZE per node call (\`SELECT count(*) FROM generate_series(1, $N_NODE_ROWS)\`: $node_calls node calls,"
+	echo "flexlock preloaded, TIMING OFF; (the option's run - the run with BUFFERS OFF and no LOCKS) / node calls):"
+	echo
+	echo "| option | instructions per node call |"
+	echo "|---|---:|"
+	echo "| BUFFERS | $(( (explain_buffers - explain_plain) / node_calls )) |"
+	echo "| LOCKS | $(( (explain_locks - explain_plain) / node_calls )) |"
 	echo
 	echo
 	echo "Counting one contended spinlock acquisition, in instructions inside LockStatsCountSpin() (run with"
