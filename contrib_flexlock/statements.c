@@ -79,9 +79,24 @@
  * an existing entry and exclusive to add or remove entries; an entry's
  * counters are changed under its spinlock, as pg_stat_statements does.  A
  * full table evicts the least used 5% of its entries (their counts are
- * lost, the evictions counted).  flexlock_reset() empties it.  An entry
- * keeps its lock events by lock, like a LockUsage, in two tables of rows
- * (rows_add()): STMT_ROWS for the statement and COMMIT_ROWS for its commit.
+ * lost, the deallocations counted).  flexlock_reset() empties it, and
+ * flexlock_statements_reset(userid, dbid, queryid) removes the entries that
+ * match, as pg_stat_statements_reset() does.  An entry keeps its lock
+ * events by lock, like a LockUsage, in two tables of rows (rows_add()):
+ * STMT_ROWS for the statement and COMMIT_ROWS for its commit.
+ *
+ * Calls.  A statement's call counts when it completes (its ExecutorEnd, or
+ * its ProcessUtility returning), as pg_stat_statements counts it, so that
+ * calls join with pg_stat_statements' calls; a statement that fails keeps
+ * the lock events it had (a lock timeout, a deadlock are often the reason
+ * it failed) and counts a failed call instead: a top-level statement when
+ * its transaction aborts before it completed, a nested one when its hook
+ * fails.
+ *
+ * A clean shutdown writes the entries to PGSTAT_STAT_PERMANENT_DIRECTORY
+ * (flexlock.save, on by default), and the next start reads them back and
+ * removes the file, as pg_stat_statements keeps its statistics; after a
+ * crash they start empty.
  *
  * Copyright (c) 2026, flexlock authors
  * Portions Copyright (c) 1996-2025, PostgreSQL Global Development Group
@@ -120,6 +135,7 @@
 #include "utils/hsearch.h"
 #include "utils/injection_point.h"
 #include "utils/timestamp.h"
+#include "pgstat.h"
 
 #include "flexlock.h"
 
@@ -161,6 +177,16 @@ static const struct config_enum_entry track_options[] = {
 /* GUCs */
 static int	stmt_max = 5000;
 static int	stmt_track = TRACK_TOP;
+static bool stmt_save = true;
+
+/*
+ * The file a clean shutdown writes the entries to.  Its header: the magic
+ * number (changed with the format of StmtEntry), the major version of
+ * PostgreSQL, the size of an entry.
+ */
+#define STMT_DUMP_FILE	PGSTAT_STAT_PERMANENT_DIRECTORY "/flexlock_statements.stat"
+static const uint32 STMT_FILE_HEADER = 0x464c5314;
+static const uint32 STMT_PG_MAJOR_VERSION = PG_VERSION_NUM / 100;
 
 typedef struct StmtKey
 {
@@ -175,7 +201,9 @@ typedef struct StmtEntry
 	StmtKey		key;			/* hash key: must be first */
 	slock_t		mutex;			/* protects everything below */
 	int64		calls;
+	int64		failed;			/* calls that failed */
 	double		usage;
+	TimestampTz stats_since;	/* when the entry was made */
 	int			nrows;			/* rows with a lock of their own */
 	int			ncommit;
 	uint32		rows_used;		/* a bit per slot of rows[] in use */
@@ -188,7 +216,7 @@ typedef struct StmtShared
 {
 	LWLock	   *lock;			/* protects the hash table's entries */
 	slock_t		mutex;			/* protects the counters below */
-	int64		evictions;
+	int64		dealloc;		/* times entry_dealloc() ran */
 	TimestampTz stats_reset;
 } StmtShared;
 
@@ -209,8 +237,9 @@ typedef enum
 typedef struct StmtPending
 {
 	StmtKey		key;
-	bool		stored;			/* written already, by a write that failed after */
+	bool		stored;			/* written by a write that failed later */
 	int64		calls;
+	int64		failed;
 	int			nrows;
 	int			ncommit;
 	uint32		rows_used;
@@ -226,6 +255,8 @@ static bool stmt_nested = false;	/* flexlock.track is all */
 static StmtTarget stmt_target = TARGET_OUTSIDE;
 static StmtKey stmt_key;		/* of TARGET_STATEMENT and TARGET_COMMIT */
 static int64 stmt_calls = 0;	/* calls of stmt_key not yet charged */
+static int64 stmt_failed = 0;	/* failed calls of stmt_key not yet charged */
+static bool stmt_done = false;	/* the top-level statement has completed */
 static int	stmt_nesting = 0;	/* executor, planner and utility depth */
 
 /* The last top-level statement of the current transaction */
@@ -249,6 +280,7 @@ typedef struct StmtFrame
 	StmtTarget	target;
 	StmtKey		key;
 	int64		calls;
+	int64		failed;
 } StmtFrame;
 
 static StmtFrame stmt_frames[NESTED_MAX];
@@ -278,6 +310,23 @@ PG_FUNCTION_INFO_V1(flexlock_statement_locks_1_3);
 PG_FUNCTION_INFO_V1(flexlock_statements_info_1_3);
 PG_FUNCTION_INFO_V1(flexlock_statements_tracking_1_3);
 PG_FUNCTION_INFO_V1(flexlock_query_id_1_3);
+PG_FUNCTION_INFO_V1(flexlock_statements_1_4);
+PG_FUNCTION_INFO_V1(flexlock_statement_locks_1_4);
+PG_FUNCTION_INFO_V1(flexlock_statements_info_1_4);
+PG_FUNCTION_INFO_V1(flexlock_statements_reset_1_4);
+
+/* The versions of the extension's SQL the readers answer */
+typedef enum
+{
+	STMT_API_1_3,
+	STMT_API_1_4,
+} StmtApi;
+
+static void stmt_shmem_shutdown(int code, Datum arg);
+static void stmt_load(void);
+static void entry_evict(void);
+static const char *usage_wait_event_type(const LockUsageEntry *e);
+static const char *usage_wait_event(const LockUsageEntry *e);
 
 /* --- lock rows ------------------------------------------------------------ */
 
@@ -457,7 +506,7 @@ stmt_shmem_startup(void)
 	{
 		stmt_shared->lock = &(GetNamedLWLockTranche("flexlock_statements"))->lock;
 		SpinLockInit(&stmt_shared->mutex);
-		stmt_shared->evictions = 0;
+		stmt_shared->dealloc = 0;
 		stmt_shared->stats_reset = GetCurrentTimestamp();
 	}
 	info.keysize = sizeof(StmtKey);
@@ -465,6 +514,174 @@ stmt_shmem_startup(void)
 	stmt_hash = ShmemInitHash("flexlock_statements hash", stmt_max, stmt_max,
 							  &info, HASH_ELEM | HASH_BLOBS);
 	LWLockRelease(AddinShmemInitLock);
+
+	/*
+	 * The postmaster (or a single-user backend) writes the entries at a clean
+	 * shutdown, and reads those of the last one now.
+	 */
+	if (!IsUnderPostmaster)
+		on_shmem_exit(stmt_shmem_shutdown, (Datum) 0);
+	if (!found)
+		stmt_load();
+}
+
+/* A new entry of key, its counters zero; caller holds the lock exclusively */
+static StmtEntry *
+entry_make(const StmtKey *key)
+{
+	StmtEntry  *e;
+	bool		found;
+
+	e = hash_search(stmt_hash, key, HASH_FIND, NULL);
+	if (e != NULL)
+		return e;
+	while (hash_get_num_entries(stmt_hash) >= stmt_max)
+		entry_evict();
+	e = hash_search(stmt_hash, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		SpinLockInit(&e->mutex);
+		e->calls = 0;
+		e->failed = 0;
+		e->usage = 0;
+		e->stats_since = GetCurrentTimestamp();
+		e->nrows = 0;
+		e->ncommit = 0;
+		e->rows_used = 0;
+		e->commit_used = 0;
+	}
+	return e;
+}
+
+/*
+ * Read the entries a clean shutdown wrote (stmt_shmem_shutdown()), and
+ * remove the file, so that a crash later does not bring them back (with
+ * flexlock.save off, remove it only).  A file
+ * of another format or version is ignored (logged).  Entries past
+ * flexlock.max_statements are dropped.
+ */
+static void
+stmt_load(void)
+{
+	FILE	   *file;
+	uint32		header[3];
+	int64		num;
+	int64		dealloc;
+	TimestampTz stats_reset;
+
+	/* (flexlock.save off: a file of an earlier start is not for this one) */
+	if (!stmt_save)
+	{
+		unlink(STMT_DUMP_FILE);
+		return;
+	}
+	file = AllocateFile(STMT_DUMP_FILE, PG_BINARY_R);
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not read file \"%s\": %m", STMT_DUMP_FILE)));
+		return;
+	}
+	if (fread(header, sizeof(header), 1, file) != 1 ||
+		fread(&num, sizeof(num), 1, file) != 1)
+		goto read_error;
+	if (header[0] != STMT_FILE_HEADER || header[1] != STMT_PG_MAJOR_VERSION ||
+		header[2] != sizeof(StmtEntry) || num < 0)
+	{
+		ereport(LOG,
+				(errmsg("ignoring file \"%s\": written by another version of flexlock or PostgreSQL",
+						STMT_DUMP_FILE)));
+		goto done;
+	}
+	for (int64 i = 0; i < num; i++)
+	{
+		StmtEntry	temp;
+		StmtEntry  *e;
+
+		if (fread(&temp, sizeof(StmtEntry), 1, file) != 1)
+			goto read_error;
+		if (hash_get_num_entries(stmt_hash) >= stmt_max)
+			continue;
+		e = entry_make(&temp.key);
+		memcpy((char *) e + offsetof(StmtEntry, calls),
+			   (char *) &temp + offsetof(StmtEntry, calls),
+			   sizeof(StmtEntry) - offsetof(StmtEntry, calls));
+	}
+	if (fread(&dealloc, sizeof(dealloc), 1, file) != 1 ||
+		fread(&stats_reset, sizeof(stats_reset), 1, file) != 1)
+		goto read_error;
+	stmt_shared->dealloc = dealloc;
+	stmt_shared->stats_reset = stats_reset;
+	goto done;
+
+read_error:
+	ereport(LOG,
+			(errcode_for_file_access(),
+			 errmsg("could not read file \"%s\": %m", STMT_DUMP_FILE)));
+done:
+	FreeFile(file);
+	unlink(STMT_DUMP_FILE);
+}
+
+/*
+ * At a clean shutdown of the postmaster: write the entries for the next
+ * start (flexlock.save), to a temporary file renamed into place.  Nothing
+ * else runs then: no lock is needed.
+ */
+static void
+stmt_shmem_shutdown(int code, Datum arg)
+{
+	FILE	   *file;
+	HASH_SEQ_STATUS hs;
+	StmtEntry  *e;
+	int64		num;
+	uint32		header[3] = {STMT_FILE_HEADER, STMT_PG_MAJOR_VERSION, sizeof(StmtEntry)};
+
+	/* not after a crash, nor without the table */
+	if (code != 0 || stmt_shared == NULL || stmt_hash == NULL)
+		return;
+	if (!stmt_save)
+	{
+		/* (and no older file may come back at the next start) */
+		unlink(STMT_DUMP_FILE);
+		return;
+	}
+	file = AllocateFile(STMT_DUMP_FILE ".tmp", PG_BINARY_W);
+	if (file == NULL)
+		goto error;
+	num = hash_get_num_entries(stmt_hash);
+	if (fwrite(header, sizeof(header), 1, file) != 1 ||
+		fwrite(&num, sizeof(num), 1, file) != 1)
+		goto error;
+	hash_seq_init(&hs, stmt_hash);
+	while ((e = hash_seq_search(&hs)) != NULL)
+	{
+		if (fwrite(e, sizeof(StmtEntry), 1, file) != 1)
+		{
+			hash_seq_term(&hs);
+			goto error;
+		}
+	}
+	if (fwrite(&stmt_shared->dealloc, sizeof(int64), 1, file) != 1 ||
+		fwrite(&stmt_shared->stats_reset, sizeof(TimestampTz), 1, file) != 1)
+		goto error;
+	if (FreeFile(file))
+	{
+		file = NULL;
+		goto error;
+	}
+	(void) durable_rename(STMT_DUMP_FILE ".tmp", STMT_DUMP_FILE, LOG);
+	return;
+
+error:
+	ereport(LOG,
+			(errcode_for_file_access(),
+			 errmsg("could not write file \"%s\": %m", STMT_DUMP_FILE ".tmp")));
+	if (file)
+		FreeFile(file);
+	unlink(STMT_DUMP_FILE ".tmp");
 }
 
 static int
@@ -503,7 +720,7 @@ entry_evict(void)
 	pfree(entries);
 
 	SpinLockAcquire(&stmt_shared->mutex);
-	stmt_shared->evictions += 1;
+	stmt_shared->dealloc += 1;
 	SpinLockRelease(&stmt_shared->mutex);
 }
 
@@ -513,6 +730,7 @@ entry_add(StmtEntry *e, const StmtPending *p)
 {
 	SpinLockAcquire(&e->mutex);
 	e->calls += p->calls;
+	e->failed += p->failed;
 	/* as pg_stat_statements: a use per call (a row without calls: per write) */
 	e->usage += p->calls > 0 ? (double) p->calls : 1.0;
 	rows_merge(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, p->rows, p->rows_used);
@@ -552,29 +770,10 @@ pending_store_locked(void)
 		for (int i = 0; i < stmt_npending; i++)
 		{
 			StmtPending *p = &stmt_pending[i];
-			StmtEntry  *e;
-			bool		found;
 
 			if (p->stored)
 				continue;
-			e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
-			if (e == NULL)
-			{
-				while (hash_get_num_entries(stmt_hash) >= stmt_max)
-					entry_evict();
-				e = hash_search(stmt_hash, &p->key, HASH_ENTER, &found);
-				if (!found)
-				{
-					SpinLockInit(&e->mutex);
-					e->calls = 0;
-					e->usage = 0;
-					e->nrows = 0;
-					e->ncommit = 0;
-					e->rows_used = 0;
-					e->commit_used = 0;
-				}
-			}
-			entry_add(e, p);
+			entry_add(entry_make(&p->key), p);
 			p->stored = true;
 		}
 	}
@@ -647,6 +846,7 @@ pending_of(const StmtKey *key)
 	p->key = *key;
 	p->stored = false;
 	p->calls = 0;
+	p->failed = 0;
 	p->nrows = 0;
 	p->ncommit = 0;
 	p->rows_used = 0;
@@ -658,13 +858,14 @@ pending_of(const StmtKey *key)
  * The events since the mark, and calls, go to target (of key); an UNKNOWN
  * target keeps them for whatever it turns out to be.
  */
-static void charge_target_also(StmtTarget target, const StmtKey *key, int64 calls,
+static void charge_target_also(StmtTarget target, const StmtKey *key,
+							   int64 calls, int64 failed,
 							   StmtTarget also_target, const StmtKey *also_key);
 
 static void
-charge_target(StmtTarget target, const StmtKey *key, int64 calls)
+charge_target(StmtTarget target, const StmtKey *key, int64 calls, int64 failed)
 {
-	charge_target_also(target, key, calls, TARGET_UNKNOWN, NULL);
+	charge_target_also(target, key, calls, failed, TARGET_UNKNOWN, NULL);
 }
 
 /*
@@ -673,7 +874,8 @@ charge_target(StmtTarget target, const StmtKey *key, int64 calls)
  * statement's row, which includes them, as pg_stat_statements' does.
  */
 static void
-charge_target_also(StmtTarget target, const StmtKey *key, int64 calls,
+charge_target_also(StmtTarget target, const StmtKey *key,
+				   int64 calls, int64 failed,
 				   StmtTarget also_target, const StmtKey *also_key)
 {
 	StmtKey		outside;
@@ -701,6 +903,7 @@ charge_target_also(StmtTarget target, const StmtKey *key, int64 calls,
 		LockUsageReportReceived(pending_sink, NULL);
 	charge_also = NULL;
 	charge_to->calls += calls;
+	charge_to->failed += failed;
 }
 
 /*
@@ -714,11 +917,12 @@ stmt_charge(void)
 		return;
 	/* a nested statement's events are its top-level statement's too */
 	if (stmt_target == TARGET_STATEMENT && !stmt_key.toplevel && stmt_nframes > 0)
-		charge_target_also(stmt_target, &stmt_key, stmt_calls,
+		charge_target_also(stmt_target, &stmt_key, stmt_calls, stmt_failed,
 						   stmt_frames[0].target, &stmt_frames[0].key);
 	else
-		charge_target(stmt_target, &stmt_key, stmt_calls);
+		charge_target(stmt_target, &stmt_key, stmt_calls, stmt_failed);
 	stmt_calls = 0;
+	stmt_failed = 0;
 }
 
 /*
@@ -771,8 +975,14 @@ stmt_identify(int64 queryid)
 	}
 	make_key(&key, queryid);
 	if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+	{
+		/* (the same statement again: "SELECT 1; SELECT 1") */
+		if (stmt_done)
+			stmt_done = false;
 		return;
+	}
 	stmt_charge();
+	stmt_done = false;
 	stmt_target = TARGET_STATEMENT;
 	stmt_key = key;
 	last_key = key;
@@ -801,10 +1011,12 @@ nested_enter(int64 queryid)
 	f->target = stmt_target;
 	f->key = stmt_key;
 	f->calls = stmt_calls;
+	f->failed = stmt_failed;
 	make_key(&stmt_key, queryid);
 	stmt_key.toplevel = false;
 	stmt_target = TARGET_STATEMENT;
 	stmt_calls = 0;
+	stmt_failed = 0;
 	stmt_nframes++;
 	return stmt_nframes - 1;
 }
@@ -813,8 +1025,8 @@ nested_enter(int64 queryid)
  * The hook of the frame's nested statement is done, or failed: the events
  * since the last boundary go to the statement (an error's too, as a
  * top-level statement's error is its own; the call counts only if the hook
- * completed: stmt_calls is counted after it), and its caller is the
- * target again.  The frame is popped before anything is charged, so that
+ * completed: stmt_calls is counted after it, and a hook that failed counts
+ * a failed call), and its caller is the target again.  The frame is popped before anything is charged, so that
  * the stack stays as deep as the hooks running even if charging fails.
  * After an error, the events stay the caller's if flexlock's own lock is
  * still held (an error while writing rows): charging could need it again.
@@ -825,6 +1037,7 @@ nested_leave(int frame, bool failed)
 	StmtFrame  *f;
 	StmtKey		key;
 	int64		calls;
+	int64		nfailed;
 
 	if (frame < 0)
 		return;
@@ -832,18 +1045,21 @@ nested_leave(int frame, bool failed)
 	Assert(stmt_target == TARGET_STATEMENT && !stmt_key.toplevel);
 	key = stmt_key;
 	calls = failed ? 0 : stmt_calls;
+	nfailed = stmt_failed + (failed ? 1 : 0);
 	f = &stmt_frames[frame];
 	stmt_target = f->target;
 	stmt_key = f->key;
 	stmt_calls = f->calls;
+	stmt_failed = f->failed;
 	stmt_nframes = frame;
 	if (failed && LWLockHeldByMe(stmt_shared->lock))
 		return;
 	/* the top-level statement: the caller, or the bottom frame's */
 	if (frame == 0)
-		charge_target_also(TARGET_STATEMENT, &key, calls, stmt_target, &stmt_key);
+		charge_target_also(TARGET_STATEMENT, &key, calls, nfailed,
+						   stmt_target, &stmt_key);
 	else
-		charge_target_also(TARGET_STATEMENT, &key, calls,
+		charge_target_also(TARGET_STATEMENT, &key, calls, nfailed,
 						   stmt_frames[0].target, &stmt_frames[0].key);
 }
 
@@ -888,6 +1104,7 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 		LockUsageMarkSet(stmt_mark);
 		stmt_target = TARGET_OUTSIDE;
 		stmt_calls = 0;
+		stmt_failed = 0;
 		last_valid = false;
 		stmt_paused = false;
 	}
@@ -904,8 +1121,8 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 	{
 		/*
 		 * The backend has answered (ReadyForQuery is sent): an error now
-		 * would reach a client that waits for nothing.  A failure to write
-		 * is logged; the rows not written stay pending for the next try.
+		 * would reach a client that waits for nothing.  A failure to write is
+		 * logged; the rows not written stay pending for the next try.
 		 */
 		MemoryContext cxt = CurrentMemoryContext;
 
@@ -973,8 +1190,23 @@ stmt_xact_callback(XactEvent event, void *arg)
 				stmt_target = TARGET_COMMIT;
 			}
 			break;
-		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
+
+			/*
+			 * A top-level statement that had not completed failed: its events
+			 * stay its own, and it counts a failed call.  (A ROLLBACK, or a
+			 * statement whose commit fails, has completed.)
+			 */
+			if (stmt_nesting == 0 && stmt_target == TARGET_STATEMENT &&
+				stmt_key.toplevel && !stmt_done)
+			{
+				stmt_failed++;
+				stmt_done = true;
+			}
+			if (stmt_nesting == 0)
+				last_valid = false;
+			break;
+		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PREPARE:
 			if (stmt_nesting == 0)
 				last_valid = false;
@@ -1163,7 +1395,10 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
 		{
 			make_key(&key, queryDesc->plannedstmt->queryId);
 			if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+			{
 				stmt_calls++;
+				stmt_done = true;
+			}
 			else
 				pending_of(&key)->calls++;
 		}
@@ -1196,6 +1431,37 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
 	nested_leave(frame, false);
 }
 
+/*
+ * The query id of a utility statement, as parse analysis computed it.
+ * pg_stat_statements, when its ProcessUtility hook runs before ours (loaded
+ * after flexlock), sets a utility statement's queryId to 0, so that its
+ * executor hooks leave the statement's inner query alone; in a cached plan
+ * (a prepared BEGIN) that lasts, and later executions arrive with 0 in
+ * whichever order the modules are loaded.  The id is then computed again,
+ * from the statement under a Query as parse analysis puts it there.
+ */
+static int64
+utility_query_id(PlannedStmt *pstmt)
+{
+	Query	   *query;
+	int64		queryid;
+
+	if (likely(pstmt->queryId != INT64CONST(0)) || pstmt->utilityStmt == NULL ||
+		!IsQueryIdEnabled())
+		return pstmt->queryId;
+	query = makeNode(Query);
+	query->commandType = CMD_UTILITY;
+	query->querySource = QSRC_ORIGINAL;
+	query->canSetTag = true;
+	query->utilityStmt = pstmt->utilityStmt;
+	query->stmt_location = pstmt->stmt_location;
+	query->stmt_len = pstmt->stmt_len;
+	(void) JumbleQuery(query);
+	queryid = query->queryId;
+	pfree(query);
+	return queryid;
+}
+
 static void
 stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					bool readOnlyTree, ProcessUtilityContext context,
@@ -1204,6 +1470,7 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 {
 	bool		top;
 	int			frame;
+	int64		queryid;
 
 	if (!stmt_tracking())
 	{
@@ -1216,12 +1483,13 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		return;
 	}
 	top = (stmt_nesting == 0);
+	queryid = utility_query_id(pstmt);
 	if (top)
 	{
-		stmt_identify(pstmt->queryId);
+		stmt_identify(queryid);
 		last_ends_xact = IsA(pstmt->utilityStmt, TransactionStmt);
 	}
-	frame = nested_enter(pstmt->queryId);
+	frame = nested_enter(queryid);
 
 	stmt_nesting++;
 	PG_TRY();
@@ -1244,6 +1512,8 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if ((top && stmt_target == TARGET_STATEMENT) || frame >= 0)
 		stmt_calls++;
+	if (top)
+		stmt_done = true;
 	nested_leave(frame, false);
 }
 
@@ -1283,6 +1553,15 @@ flexlock_statements_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("flexlock.save",
+							 "Save flexlock_statements' statistics across server shutdowns.",
+							 NULL,
+							 &stmt_save,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
 	/*
 	 * Query ids as pg_stat_statements has them (compute_query_id = auto
 	 * computes them), unless the server starts with tracking off: then
@@ -1316,27 +1595,53 @@ flexlock_statements_init(void)
 }
 
 /*
- * flexlock_reset(): forget every statement.  A backend's pending events
- * (those of its current statement, or of its last idle period) are written
- * after, into the emptied table.
+ * Remove the entries of userid, dbid and queryid (0: any), as
+ * pg_stat_statements_reset() does, both toplevel and not; when every entry
+ * goes, the deallocations are zeroed and stats_reset set too.  A backend's
+ * pending events (those of its current statement, or of its last idle
+ * period) are written after, into new entries.  Returns the time of the
+ * reset.
  */
-void
-flexlock_statements_reset(void)
+static TimestampTz
+entries_reset(Oid userid, Oid dbid, int64 queryid)
 {
 	HASH_SEQ_STATUS hs;
 	StmtEntry  *e;
+	TimestampTz now = GetCurrentTimestamp();
+	long		before;
+	long		removed = 0;
 
-	if (stmt_shared == NULL)
-		return;
 	LWLockAcquire(stmt_shared->lock, LW_EXCLUSIVE);
+	before = hash_get_num_entries(stmt_hash);
 	hash_seq_init(&hs, stmt_hash);
 	while ((e = hash_seq_search(&hs)) != NULL)
-		hash_search(stmt_hash, &e->key, HASH_REMOVE, NULL);
-	SpinLockAcquire(&stmt_shared->mutex);
-	stmt_shared->evictions = 0;
-	stmt_shared->stats_reset = GetCurrentTimestamp();
-	SpinLockRelease(&stmt_shared->mutex);
+	{
+		if ((userid == InvalidOid || e->key.userid == userid) &&
+			(dbid == InvalidOid || e->key.dbid == dbid) &&
+			(queryid == INT64CONST(0) || e->key.queryid == queryid))
+		{
+			hash_search(stmt_hash, &e->key, HASH_REMOVE, NULL);
+			removed++;
+		}
+	}
+	if (removed == before)
+	{
+		SpinLockAcquire(&stmt_shared->mutex);
+		stmt_shared->dealloc = 0;
+		stmt_shared->stats_reset = now;
+		SpinLockRelease(&stmt_shared->mutex);
+	}
 	LWLockRelease(stmt_shared->lock);
+	return now;
+}
+
+/* flexlock_reset(): forget every statement */
+void
+flexlock_statements_reset(void)
+{
+	if (stmt_shared == NULL)
+		return;
+	(void) entries_reset(InvalidOid, InvalidOid, INT64CONST(0));
 }
 
 /* --- reading ---------------------------------------------------------------- */
@@ -1447,10 +1752,11 @@ total_columns(const LockUsageEntry *rows, uint32 used, Datum *values)
 
 /*
  * flexlock_statements(): one row per statement, with its calls and the
- * totals of its lock events and of its commit's.
+ * totals of its lock events and of its commit's; from 1.4, its failed
+ * calls and when its entry was made too.
  */
-Datum
-flexlock_statements_1_3(PG_FUNCTION_ARGS)
+static void
+statements_internal(FunctionCallInfo fcinfo, StmtApi api)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		all_visible = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
@@ -1463,26 +1769,45 @@ flexlock_statements_1_3(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		StmtEntry  *e = &entries[i];
-		Datum		values[25];
-		bool		nulls[25] = {0};
+		Datum		values[27];
+		bool		nulls[27] = {0};
 		int			c;
 
 		c = key_columns(&e->key, all_visible, values, nulls);
 		values[c++] = Int64GetDatum(e->calls);
+		if (api >= STMT_API_1_4)
+			values[c++] = Int64GetDatum(e->failed);
 		c += total_columns(e->rows, e->rows_used, &values[c]);
 		c += total_columns(e->commit, e->commit_used, &values[c]);
-		Assert(c == lengthof(values));
+		if (api >= STMT_API_1_4)
+			values[c++] = TimestampTzGetDatum(e->stats_since);
+		Assert(c == (api >= STMT_API_1_4 ? 27 : 25));
+		Assert(c == rsinfo->setDesc->natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+Datum
+flexlock_statements_1_3(PG_FUNCTION_ARGS)
+{
+	statements_internal(fcinfo, STMT_API_1_3);
+	return (Datum) 0;
+}
+
+Datum
+flexlock_statements_1_4(PG_FUNCTION_ARGS)
+{
+	statements_internal(fcinfo, STMT_API_1_4);
 	return (Datum) 0;
 }
 
 /*
  * flexlock_statement_locks(): one row per statement, part (the statement or
- * its commit) and lock.
+ * its commit) and lock; from 1.4 the lock named as pg_stat_activity names
+ * what a backend waits for (wait_event_type, wait_event).
  */
-Datum
-flexlock_statement_locks_1_3(PG_FUNCTION_ARGS)
+static void
+statement_locks_internal(FunctionCallInfo fcinfo, StmtApi api)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		all_visible = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
@@ -1510,8 +1835,16 @@ flexlock_statement_locks_1_3(PG_FUNCTION_ARGS)
 
 				c = key_columns(&e->key, all_visible, values, nulls);
 				values[c++] = BoolGetDatum(part == 1);
-				values[c++] = CStringGetTextDatum(flexlock_usage_kind_name(u));
-				values[c++] = CStringGetTextDatum(flexlock_usage_lock_name(u));
+				if (api >= STMT_API_1_4)
+				{
+					values[c++] = CStringGetTextDatum(usage_wait_event_type(u));
+					values[c++] = CStringGetTextDatum(usage_wait_event(u));
+				}
+				else
+				{
+					values[c++] = CStringGetTextDatum(flexlock_usage_kind_name(u));
+					values[c++] = CStringGetTextDatum(flexlock_usage_lock_name(u));
+				}
 				values[c++] = CStringGetTextDatum(flexlock_usage_mode_name(u));
 				values[c++] = Int64GetDatum(u->acquired);
 				values[c++] = Int64GetDatum(u->fastpath);
@@ -1524,32 +1857,83 @@ flexlock_statement_locks_1_3(PG_FUNCTION_ARGS)
 			}
 		}
 	}
+}
+
+Datum
+flexlock_statement_locks_1_3(PG_FUNCTION_ARGS)
+{
+	statement_locks_internal(fcinfo, STMT_API_1_3);
 	return (Datum) 0;
 }
 
-/* flexlock_statements_info(): evictions, and when the table was emptied */
 Datum
-flexlock_statements_info_1_3(PG_FUNCTION_ARGS)
+flexlock_statement_locks_1_4(PG_FUNCTION_ARGS)
+{
+	statement_locks_internal(fcinfo, STMT_API_1_4);
+	return (Datum) 0;
+}
+
+/*
+ * flexlock_statements_info(): the deallocations (evictions: 1.3's name),
+ * the statements tracked, and when the table was last emptied; 1.4 orders
+ * them as pg_stat_statements_info, its two columns first.
+ */
+static Datum
+statements_info_internal(FunctionCallInfo fcinfo, StmtApi api)
 {
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {0};
-	int64		evictions;
+	int64		dealloc;
+	int64		statements;
 	TimestampTz reset;
 
 	check_loaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	SpinLockAcquire(&stmt_shared->mutex);
-	evictions = stmt_shared->evictions;
+	dealloc = stmt_shared->dealloc;
 	reset = stmt_shared->stats_reset;
 	SpinLockRelease(&stmt_shared->mutex);
 	LWLockAcquire(stmt_shared->lock, LW_SHARED);
-	values[1] = Int64GetDatum(hash_get_num_entries(stmt_hash));
+	statements = hash_get_num_entries(stmt_hash);
 	LWLockRelease(stmt_shared->lock);
-	values[0] = Int64GetDatum(evictions);
-	values[2] = TimestampTzGetDatum(reset);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	values[0] = Int64GetDatum(dealloc);
+	if (api >= STMT_API_1_4)
+	{
+		values[1] = TimestampTzGetDatum(reset);
+		values[2] = Int64GetDatum(statements);
+	}
+	else
+	{
+		values[1] = Int64GetDatum(statements);
+		values[2] = TimestampTzGetDatum(reset);
+	}
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+Datum
+flexlock_statements_info_1_3(PG_FUNCTION_ARGS)
+{
+	return statements_info_internal(fcinfo, STMT_API_1_3);
+}
+
+Datum
+flexlock_statements_info_1_4(PG_FUNCTION_ARGS)
+{
+	return statements_info_internal(fcinfo, STMT_API_1_4);
+}
+
+/*
+ * flexlock_statements_reset(userid, dbid, queryid): remove the entries that
+ * match (0: any), as pg_stat_statements_reset(); the time of the reset.
+ */
+Datum
+flexlock_statements_reset_1_4(PG_FUNCTION_ARGS)
+{
+	check_loaded();
+	PG_RETURN_TIMESTAMPTZ(entries_reset(PG_GETARG_OID(0), PG_GETARG_OID(1),
+										PG_GETARG_INT64(2)));
 }
 
 /* flexlock_statements_tracking(): preloaded, and flexlock.track not none */
@@ -1590,6 +1974,44 @@ flexlock_query_id_1_3(PG_FUNCTION_ARGS)
 }
 
 /* --- names --------------------------------------------------------------------- */
+
+/*
+ * The lock of a row as pg_stat_activity names what a backend waits for:
+ * wait_event_type LWLock (wait_event the tranche), Lock (the lock tag's
+ * type), and for the spinlock row Timeout and SpinDelay, as
+ * perform_spin_delay() reports its sleeps.  An overflow row has its kind's
+ * type, and the wait event "(other)".
+ */
+static const char *
+usage_wait_event_type(const LockUsageEntry *e)
+{
+	switch (row_kind(e))
+	{
+		case LOCKUSAGE_LWLOCK:
+			return "LWLock";
+		case LOCKUSAGE_HWLOCK:
+			return "Lock";
+		case LOCKUSAGE_SPINLOCK:
+			return "Timeout";
+		default:
+			return "?";
+	}
+}
+
+static const char *
+usage_wait_event(const LockUsageEntry *e)
+{
+	switch (e->kind)
+	{
+		case LOCKUSAGE_LWLOCK:
+		case LOCKUSAGE_HWLOCK:
+			return flexlock_usage_lock_name(e);
+		case LOCKUSAGE_SPINLOCK:
+			return "SpinDelay";
+		default:
+			return "(other)";
+	}
+}
 
 const char *
 flexlock_usage_kind_name(const LockUsageEntry *e)

@@ -5,8 +5,8 @@
 --
 
 -- The update from 1.0 adds the function, and the updates 1.0 -> 1.1 -> 1.2
--- -> 1.3 give the same objects, with the same columns and arguments, as a
--- fresh CREATE EXTENSION (which runs 1.0 and then the update scripts).
+-- -> 1.3 -> 1.4 give the same objects, with the same columns and
+-- arguments, as a fresh CREATE EXTENSION (which runs 1.0 and then the update scripts).
 CREATE EXTENSION flexlock VERSION '1.0';
 SELECT count(*) AS report_in_1_0 FROM pg_proc WHERE proname = 'flexlock_report';
 ALTER EXTENSION flexlock UPDATE TO '1.1';
@@ -14,6 +14,8 @@ SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
 ALTER EXTENSION flexlock UPDATE TO '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
 ALTER EXTENSION flexlock UPDATE TO '1.3';
+SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
+ALTER EXTENSION flexlock UPDATE TO '1.4';
 SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
 CREATE FUNCTION pg_temp.regress_shape() RETURNS TABLE (object text, shape text)
 LANGUAGE sql AS $$
@@ -149,7 +151,9 @@ RESET relation_extend_pages;
 RESET lwlock_shared_add;
 
 -- Reading is for monitoring roles, the heavyweight lock statistics too
--- (1.0 let any role call their functions, and not pg_monitor read them)
+-- (1.0 let any role call their functions, and not pg_monitor read them);
+-- the statements' views (1.4) are everyone's, as pg_stat_statements' are
+-- (here: not preloaded), and their reset the superuser's
 CREATE ROLE regress_report_reader;
 SET ROLE regress_report_reader;
 SELECT count(*) FROM flexlock_report();
@@ -159,6 +163,7 @@ SELECT count(*) FROM flexlock_hwlock_wait_histogram();
 SELECT count(*) FROM flexlock_statements;
 SELECT count(*) FROM flexlock_statement_locks;
 SELECT count(*) FROM flexlock_statements_info;
+SELECT flexlock_statements_reset();
 RESET ROLE;
 GRANT pg_monitor TO regress_report_reader;
 SET ROLE regress_report_reader;

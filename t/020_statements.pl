@@ -28,7 +28,7 @@
 #     caught or not, keeps its events up to the error, without a call, and
 #     leaves the frames as they were; 40 levels of recursion, 32 tracked.
 # And flexlock_report()'s section "statements", the limit of
-# flexlock.max_statements with its evictions, flexlock_reset(), and the
+# flexlock.max_statements with its deallocations, flexlock_reset(), and the
 # query ids of other roles' statements hidden from roles without
 # pg_read_all_stats.
 use strict;
@@ -54,7 +54,7 @@ $node->start;
 $node->safe_psql('postgres',
 	'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points; CREATE EXTENSION flexlock_inject;');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
-	'1.3', 'flexlock 1.3');
+	'1.4', 'flexlock 1.4');
 $node->command_ok([ 'pgbench', '-i', '-s', '1', '-q', '-d', $node->connstr('postgres') ],
 	'pgbench tables at scale 1');
 
@@ -93,12 +93,12 @@ $holder->query_safe('COMMIT');
 is($waiter->query_safe('SELECT 1'), "0\n1", '(a) the SELECT got its lock and ran');
 my $qid_a = query_id('SELECT count(*) FROM regress_a');
 my ($waits, $wait_ms, $calls) = split /\|/, $node->safe_psql('postgres', qq{
-	SELECT hwlock_waits, hwlock_wait_time_ms, calls FROM flexlock_statements WHERE queryid = $qid_a});
+	SELECT hwlock_waits, hwlock_wait_time, calls FROM flexlock_statements WHERE queryid = $qid_a});
 is($waits, 1, '(a) the SELECT\'s row has one heavyweight lock wait');
 cmp_ok($wait_ms, '>=', 1000, "(a) ... of at least 1 s ($wait_ms ms)");
 is($node->safe_psql('postgres', qq{
 	SELECT sleeps || ' ' || mode FROM flexlock_statement_locks
-	 WHERE queryid = $qid_a AND kind = 'hwlock' AND lock = 'relation' AND sleeps > 0}),
+	 WHERE queryid = $qid_a AND wait_event_type = 'Lock' AND wait_event = 'relation' AND sleeps > 0}),
 	'1 AccessShareLock', '(a) ... for the relation, in AccessShareLock');
 is($node->safe_psql('postgres',
 		'SELECT coalesce(sum(hwlock_waits + commit_hwlock_waits), 0) FROM flexlock_statements WHERE queryid = 0'),
@@ -149,9 +149,9 @@ for my $k (sort keys %tpcb)
 	my $r = $node->safe_psql('postgres', qq{
 		SELECT calls, lwlock_acquisitions,
 			   (SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks l
-				 WHERE l.queryid = s.queryid AND kind = 'hwlock' AND lock = 'transactionid'),
+				 WHERE l.queryid = s.queryid AND wait_event_type = 'Lock' AND wait_event = 'transactionid'),
 			   (SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks l
-				 WHERE l.queryid = s.queryid AND NOT commit AND kind = 'lwlock' AND lock = 'WALWrite'),
+				 WHERE l.queryid = s.queryid AND NOT commit AND wait_event_type = 'LWLock' AND wait_event = 'WALWrite'),
 			   commit_lwlock_acquisitions
 		  FROM flexlock_statements s WHERE queryid = $qid{$k}});
 	my ($calls, $lw, $xid, $walw, $commit) = split /\|/, $r;
@@ -160,8 +160,8 @@ for my $k (sort keys %tpcb)
 	cmp_ok($row{$k}{calls}, '>', 100, "(b) $k has a row ($row{$k}{calls} calls, $row{$k}{lw} LWLock acquisitions)");
 }
 my ($all_xid, $all_walw) = split /\|/, $node->safe_psql('postgres', q{
-	SELECT coalesce(sum(sleeps) FILTER (WHERE kind = 'hwlock' AND lock = 'transactionid'), 0),
-		   coalesce(sum(sleeps) FILTER (WHERE kind = 'lwlock' AND lock = 'WALWrite'), 0)
+	SELECT coalesce(sum(sleeps) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'transactionid'), 0),
+		   coalesce(sum(sleeps) FILTER (WHERE wait_event_type = 'LWLock' AND wait_event = 'WALWrite'), 0)
 	  FROM flexlock_statement_locks});
 note("(b) transactionid waits: all $all_xid, tellers $row{tellers}{xid}, branches $row{branches}{xid}; "
 	  . "WALWrite sleeps: all $all_walw, END $row{end}{walwrite}");
@@ -193,11 +193,11 @@ $node->pgbench('--no-vacuum --client=4 --jobs=2 --transactions=50',
 my ($ins_calls, $c_walw, $c_walins, $s_walw, $c_acq) = split /\|/, $node->safe_psql('postgres', qq{
 	SELECT s.calls,
 		   (SELECT sum(acquisitions) FROM flexlock_statement_locks l WHERE l.queryid = s.queryid
-			   AND commit AND kind = 'lwlock' AND lock = 'WALWrite'),
+			   AND commit AND wait_event_type = 'LWLock' AND wait_event = 'WALWrite'),
 		   (SELECT sum(acquisitions) FROM flexlock_statement_locks l WHERE l.queryid = s.queryid
-			   AND commit AND kind = 'lwlock' AND lock = 'WALInsert'),
+			   AND commit AND wait_event_type = 'LWLock' AND wait_event = 'WALInsert'),
 		   (SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks l WHERE l.queryid = s.queryid
-			   AND NOT commit AND kind = 'lwlock' AND lock = 'WALWrite'),
+			   AND NOT commit AND wait_event_type = 'LWLock' AND wait_event = 'WALWrite'),
 		   s.commit_lwlock_acquisitions
 	  FROM flexlock_statements s WHERE s.queryid = $qid_insert});
 is($ins_calls, 200, '(b) insert-1000: 200 calls of the INSERT');
@@ -369,20 +369,20 @@ sub totals_differ
 				 sum(waits) AS waits, round(sum(wait_time_ms)::numeric, 3) AS wait_ms
 			FROM flexlock_hwlock_backends($cpid[$i])),
 		s AS (
-		  SELECT sum(acquisitions) FILTER (WHERE kind = 'lwlock' AND mode = 'shared') AS shared,
-				 sum(acquisitions) FILTER (WHERE kind = 'lwlock' AND mode = 'exclusive') AS exclusive,
-				 sum(acquisitions) FILTER (WHERE kind = 'lwlock' AND mode = 'wait_until_free') AS wuf,
-				 sum(sleeps) FILTER (WHERE kind = 'lwlock') AS sleeps,
-				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'lwlock'), 0)::numeric, 3) AS sleep_ms,
-				 round(coalesce(sum(hold_time_ms) FILTER (WHERE kind = 'lwlock'), 0)::numeric, 3) AS hold_ms,
-				 sum(fastpath) FILTER (WHERE kind = 'hwlock') AS fastpath,
-				 sum(shared_table) FILTER (WHERE kind = 'hwlock') AS shared_table,
-				 sum(acquisitions - fastpath - shared_table) FILTER (WHERE kind = 'hwlock') AS local,
-				 sum(sleeps) FILTER (WHERE kind = 'hwlock') AS waits,
-				 round(coalesce(sum(sleep_time_ms) FILTER (WHERE kind = 'hwlock'), 0)::numeric, 3) AS wait_ms,
-				 count(*) FILTER (WHERE lock = 'other locks') AS other
+		  SELECT sum(acquisitions) FILTER (WHERE wait_event_type = 'LWLock' AND mode = 'shared') AS shared,
+				 sum(acquisitions) FILTER (WHERE wait_event_type = 'LWLock' AND mode = 'exclusive') AS exclusive,
+				 sum(acquisitions) FILTER (WHERE wait_event_type = 'LWLock' AND mode = 'wait_until_free') AS wuf,
+				 sum(sleeps) FILTER (WHERE wait_event_type = 'LWLock') AS sleeps,
+				 round(coalesce(sum(sleep_time) FILTER (WHERE wait_event_type = 'LWLock'), 0)::numeric, 3) AS sleep_ms,
+				 round(coalesce(sum(hold_time) FILTER (WHERE wait_event_type = 'LWLock'), 0)::numeric, 3) AS hold_ms,
+				 sum(fastpath) FILTER (WHERE wait_event_type = 'Lock') AS fastpath,
+				 sum(shared_table) FILTER (WHERE wait_event_type = 'Lock') AS shared_table,
+				 sum(acquisitions - fastpath - shared_table) FILTER (WHERE wait_event_type = 'Lock') AS local,
+				 sum(sleeps) FILTER (WHERE wait_event_type = 'Lock') AS waits,
+				 round(coalesce(sum(sleep_time) FILTER (WHERE wait_event_type = 'Lock'), 0)::numeric, 3) AS wait_ms,
+				 count(*) FILTER (WHERE wait_event = '(other)') AS other
 			FROM flexlock_statement_locks WHERE userid = 'regress_c@{[$i + 1]}'::regrole
-			 AND toplevel AND lock <> 'flexlock_statements')
+			 AND toplevel AND wait_event <> 'flexlock_statements')
 		SELECT concat_ws(', ',
 				 CASE WHEN s.other > 0 THEN 'rows that did not fit' END,
 				 CASE WHEN s.shared IS DISTINCT FROM b.shared THEN format('shared %s/%s', s.shared, b.shared) END,
@@ -420,7 +420,7 @@ for my $i (0 .. 3)
 		SELECT (SELECT sum(acquire_shared + acquire_exclusive) FROM flexlock_backends($cpid[$i])
 				 WHERE tranche = 'flexlock_statements')
 			 - (SELECT sum(acquisitions) FROM flexlock_statement_locks
-				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND toplevel AND lock = 'flexlock_statements')}),
+				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND toplevel AND wait_event = 'flexlock_statements')}),
 		1, "(c) session " . ($i + 1) . ": ... and flexlock's own lock, but for the acquisition that wrote them");
 }
 cmp_ok($node->safe_psql('postgres', q{
@@ -438,7 +438,7 @@ sub c4_row
 	my ($toplevel, $sql) = @_;
 	return $node->safe_psql('postgres', qq{
 		SELECT calls || ' ' || (lwlock_acquisitions > 0) || ' ' || hwlock_waits
-			   || ' ' || (hwlock_wait_time_ms >= 300)
+			   || ' ' || (hwlock_wait_time >= 300)
 		  FROM flexlock_statements
 		 WHERE userid = 'regress_c4'::regrole AND toplevel = $toplevel
 		   AND queryid = flexlock_query_id(\$q\$$sql\$q\$)});
@@ -468,8 +468,8 @@ is(c4_row('false', 'UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bi
 is(c4_row('true', 'SELECT regress_w()'), '1 true 1 true',
 	'(e) ... and its top-level caller, SELECT regress_w(), has it too (its row includes its nested statements\' work)');
 is($node->safe_psql('postgres', q{
-	SELECT sleeps || ' ' || mode || ' ' || (sleep_time_ms >= 300) FROM flexlock_statement_locks
-	 WHERE userid = 'regress_c4'::regrole AND NOT toplevel AND kind = 'hwlock' AND lock = 'transactionid'
+	SELECT sleeps || ' ' || mode || ' ' || (sleep_time >= 300) FROM flexlock_statement_locks
+	 WHERE userid = 'regress_c4'::regrole AND NOT toplevel AND wait_event_type = 'Lock' AND wait_event = 'transactionid'
 	   AND sleeps > 0
 	   AND queryid = flexlock_query_id('UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1')}),
 	'1 ShareLock true', '(e) ... a transactionid wait in ShareLock');
@@ -485,19 +485,19 @@ is($node->safe_psql('postgres', q{
 	'false 0 true 1, true 1 true 1',
 	'(e) regress_t()\'s UPDATE, failed on lock_timeout and caught: the wait up to the error is its own (no call), and its top-level caller\'s');
 is($node->safe_psql('postgres', q{
-	SELECT calls || ' ' || hwlock_waits || ' ' || (hwlock_wait_time_ms >= 300) FROM flexlock_statements
+	SELECT calls || ' ' || hwlock_waits || ' ' || (hwlock_wait_time >= 300) FROM flexlock_statements
 	 WHERE userid = 'regress_c1'::regrole AND queryid = flexlock_query_id('SELECT regress_w()')}),
 	'1 1 true', '(e) flexlock.track = top: the caller, SELECT regress_w(), has its nested UPDATE\'s wait');
 
 # --- query ids of others' statements, and the report -----------------------------
 
 $_->quit for @c;
-my ($ok, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM flexlock_statements',
+# (pg_stat_statements' model: everyone reads, and sees the query ids of
+# the own statements; pg_read_all_stats, everyone's; superusers reset)
+my ($ok, $out, $err) = $node->psql('postgres', 'SELECT flexlock_statements_reset()',
 	extra_params => [ '-U', 'regress_c1' ]);
-like($err, qr/permission denied/, '(privileges) reading is not for everyone');
-$node->safe_psql('postgres', q{
-	GRANT EXECUTE ON FUNCTION flexlock_statements() TO regress_c1;
-	GRANT SELECT ON flexlock_statements TO regress_c1;});
+like($err, qr/permission denied for function flexlock_statements_reset/,
+	'(privileges) resetting is not for everyone');
 my $seen_sql = q{
 	SELECT coalesce(bool_and(queryid IS NOT NULL) FILTER (WHERE userid <> 'regress_c1'::regrole), false) || ' ' ||
 		   bool_and(queryid IS NOT NULL) FILTER (WHERE userid = 'regress_c1'::regrole)
@@ -518,12 +518,12 @@ is($report, '5 true', 'flexlock_report: section "statements", the top 5');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
 # (300 statements of different shapes: 1 to 300 columns)
 $node->safe_psql('postgres', join('', map { 'SELECT ' . join(', ', ('1') x $_) . ";\n" } 1 .. 300));
-my ($evictions, $statements) = split /\|/,
-  $node->safe_psql('postgres', 'SELECT evictions, statements FROM flexlock_statements_info');
-cmp_ok($evictions, '>', 0, "flexlock.max_statements = 200: 300 statements evicted some ($evictions)");
+my ($dealloc, $statements) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT dealloc, statements FROM flexlock_statements_info');
+cmp_ok($dealloc, '>', 0, "flexlock.max_statements = 200: 300 statements evicted some ($dealloc deallocations)");
 cmp_ok($statements, '<=', 200, "... and the table keeps at most 200 ($statements)");
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
-is($node->safe_psql('postgres', 'SELECT evictions FROM flexlock_statements_info'), '0',
+is($node->safe_psql('postgres', 'SELECT dealloc FROM flexlock_statements_info'), '0',
 	'flexlock_reset() empties the table');
 
 # --- (d) EXPLAIN (ANALYZE, LOCKS) -----------------------------------------------------

@@ -74,7 +74,7 @@ SELECT regress_rows(0);
 });
 my $qid = $node->safe_psql('postgres', q{SELECT flexlock_query_id('SELECT regress_rows(0)')});
 is( $node->safe_psql('postgres', qq{
-		SELECT count(*) FILTER (WHERE lock NOT IN ('other locks', 'all sites')) || ' ' || bool_or(lock = 'other locks')
+		SELECT count(*) FILTER (WHERE wait_event NOT IN ('(other)', 'SpinDelay')) || ' ' || bool_or(wait_event = '(other)')
 		  FROM flexlock_statement_locks WHERE queryid = $qid AND NOT commit}),
 	'23 true', '1: the first call filled the entry: 23 lock rows, and an overflow row');
 
@@ -90,11 +90,11 @@ usleep(300_000);
 $holder->query_safe('SELECT pg_advisory_unlock(41)');
 like($waiter->query_safe('SELECT 1'), qr/1$/, '1: the second call got the advisory lock');
 my ($hw_waits, $hw_ms, $lw_sleeps) = split /\|/, $node->safe_psql('postgres', qq{
-	SELECT hwlock_waits, hwlock_wait_time_ms, lwlock_sleeps FROM flexlock_statements WHERE queryid = $qid});
+	SELECT hwlock_waits, hwlock_wait_time, lwlock_sleeps FROM flexlock_statements WHERE queryid = $qid});
 is($hw_waits, 1, '1: the advisory lock wait, in the overflow row, counts as a heavyweight lock wait');
 cmp_ok($hw_ms, '>=', 300, "... of at least 300 ms ($hw_ms ms)");
 is($lw_sleeps, $node->safe_psql('postgres', qq{
-	SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks WHERE queryid = $qid AND NOT commit AND kind = 'lwlock'}),
+	SELECT coalesce(sum(sleeps), 0) FROM flexlock_statement_locks WHERE queryid = $qid AND NOT commit AND wait_event_type = 'LWLock'}),
 	'1: the LWLock sleeps are those of the LWLock rows');
 $_->quit for ($holder, $waiter);
 
@@ -116,7 +116,7 @@ my $par_qid = $node->safe_psql('postgres', "SELECT flexlock_query_id(\$\$$par_sq
 append_to_file($node->basedir . '/par9.sql', "$par_sql;\n");
 my $par_acq = $node->safe_psql('postgres', qq{
 	SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks
-	 WHERE queryid = $par_qid AND kind = 'lwlock' AND lock = 'BufferContent' AND mode = 'shared'});
+	 WHERE queryid = $par_qid AND wait_event_type = 'LWLock' AND wait_event = 'BufferContent' AND mode = 'shared'});
 cmp_ok($par_acq, '>=', $pages,
 	"3: the parallel scan's row has its workers' buffer content locks ($par_acq, $pages pages)");
 
@@ -133,11 +133,11 @@ for my $mode ('simple', 'extended')
 			. " -c min_parallel_table_scan_size=0 -c max_parallel_workers_per_gather=2'" ],
 		"9: pgbench -M $mode, a parallel count(*) in autocommit");
 	$commit9{$mode} = $node->safe_psql('postgres', qq{
-		SELECT string_agg(kind || ' ' || lock || ' ' || mode || ' ' || acquisitions, ', ' ORDER BY kind, lock, mode)
+		SELECT string_agg(wait_event_type || ' ' || wait_event || ' ' || mode || ' ' || acquisitions, ', ' ORDER BY wait_event_type, wait_event, mode)
 		  FROM flexlock_statement_locks WHERE queryid = $par_qid AND commit});
 	my $stmt = $node->safe_psql('postgres', qq{
 		SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks
-		 WHERE queryid = $par_qid AND NOT commit AND kind = 'lwlock' AND lock = 'BufferContent' AND mode = 'shared'});
+		 WHERE queryid = $par_qid AND NOT commit AND wait_event_type = 'LWLock' AND wait_event = 'BufferContent' AND mode = 'shared'});
 	cmp_ok($stmt, '>=', 10 * $pages, "9: -M $mode: the workers' buffer content locks are in the statement's rows ($stmt)");
 }
 is($commit9{extended}, $commit9{simple}, '9: the same commit rows with -M extended as with -M simple');
@@ -166,8 +166,8 @@ is($w->query_safe('SELECT 2 AS two, 3 AS three'), '2|3', '5: W goes on');
 $w->query_safe('SELECT 1');
 my ($rows5, $backend5) = split /\|/, $node->safe_psql('postgres', qq{
 	SELECT (SELECT sum(acquisitions) FROM flexlock_statement_locks
-	         WHERE userid = 'regress_s5'::regrole AND toplevel AND kind = 'lwlock'
-	           AND lock <> 'flexlock_statements' AND lock NOT LIKE 'PgStats%'),
+	         WHERE userid = 'regress_s5'::regrole AND toplevel AND wait_event_type = 'LWLock'
+	           AND wait_event <> 'flexlock_statements' AND wait_event NOT LIKE 'PgStats%'),
 	       (SELECT sum(acquire_shared + acquire_exclusive + wait_until_free) FROM flexlock_backends($w5pid)
 	         WHERE tranche <> 'flexlock_statements' AND tranche NOT LIKE 'PgStats%')});
 is($rows5, $backend5, '5: W\'s rows hold each of its LWLock acquisitions once, as its totals do');
@@ -188,8 +188,8 @@ for my $k (1 .. 150)
 }
 my ($fifty, $evictions) = split /\|/, $node->safe_psql('postgres', q{
 	SELECT (SELECT coalesce(sum(calls), 0) FROM flexlock_statements WHERE queryid = flexlock_query_id('SELECT 7777 AS fifty')),
-	       (SELECT evictions FROM flexlock_statements_info)});
-cmp_ok($evictions, '>', 0, "7: statements were evicted ($evictions evictions)");
+	       (SELECT dealloc FROM flexlock_statements_info)});
+cmp_ok($evictions, '>', 0, "7: statements were evicted ($evictions deallocations)");
 is($fifty, 50, '7: the statement called 50 times is kept, with its 50 calls');
 
 # --- 8. nested statements ------------------------------------------------------
@@ -234,7 +234,7 @@ $h8->query_safe('COMMIT');
 like($c8->query_safe('SELECT 1'), qr/1$/, '8: the nested UPDATE got its row');
 $_->quit for ($h8, $c8);
 my %w8 = map { my ($top, $waits, $ms) = split /\|/; ($top => [ $waits, $ms ]) } split /\n/, $node->safe_psql('postgres', q{
-	SELECT toplevel, hwlock_waits, hwlock_wait_time_ms FROM flexlock_statements
+	SELECT toplevel, hwlock_waits, hwlock_wait_time FROM flexlock_statements
 	 WHERE queryid IN (flexlock_query_id('SELECT regress_w8()'), flexlock_query_id('UPDATE regress_w8 SET v = v + 1 WHERE id = 1'))});
 is($w8{f}[0], 1, '8: the nested UPDATE has its wait');
 is($w8{t}[0], 1, '8: ... and so has its top-level caller, SELECT regress_w8()');
