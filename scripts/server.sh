@@ -187,8 +187,9 @@ write_conf() {
 		if [ "$build" != vanilla ]; then
 			echo "# one LWLock hold in 100 timed, for the hold times of make pgbench"
 			echo "lock_stats_hold_sample = 100"
-			echo "# the lock events of each statement, for make pgbench's statements (flexlock_statements)"
-			echo "shared_preload_libraries = 'flexlock'"
+			echo "# the lock events of each statement, for make pgbench's statements (flexlock_statements),"
+			echo "# and pg_stat_statements beside them, to join on the query id"
+			echo "shared_preload_libraries = 'flexlock, pg_stat_statements'"
 		fi
 		echo
 		echo "# VARIANT=$variant: variants/$variant.conf"
@@ -290,6 +291,8 @@ cmd_start() {
 	if [ "$build" != vanilla ]; then
 		psql_q -c "CREATE EXTENSION IF NOT EXISTS flexlock" -c "ALTER EXTENSION flexlock UPDATE" >/dev/null 2>&1 ||
 			die "CREATE EXTENSION flexlock failed on the $build build: run 'make $build' to install it"
+		psql_q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null 2>&1 ||
+			die "CREATE EXTENSION pg_stat_statements failed on the $build build: run 'make $build' to install it"
 	fi
 	load_tables
 	say "server running: $(describe); data $(rel "$DATA"), log $(rel "$LOG")"
@@ -406,11 +409,11 @@ run AS (
   SELECT r.queryid, r.calls,
          r.lwlock_acquisitions + r.hwlock_acquisitions
            + r.commit_lwlock_acquisitions + r.commit_hwlock_acquisitions AS events,
-         r.lwlock_sleep_time_ms + r.hwlock_wait_time_ms + r.lwlock_hold_time_ms
-           + r.commit_lwlock_sleep_time_ms + r.commit_hwlock_wait_time_ms
-           + r.commit_lwlock_hold_time_ms AS ms,
-         r.commit_lwlock_sleep_time_ms + r.commit_hwlock_wait_time_ms
-           + r.commit_lwlock_hold_time_ms AS commit_ms
+         r.lwlock_sleep_time + r.hwlock_wait_time + r.lwlock_hold_time
+           + r.commit_lwlock_sleep_time + r.commit_hwlock_wait_time
+           + r.commit_lwlock_hold_time AS ms,
+         r.commit_lwlock_sleep_time + r.commit_hwlock_wait_time
+           + r.commit_lwlock_hold_time AS commit_ms
     FROM json_populate_recordset(NULL::flexlock_statements, :'flexlock_run') r),
 rows(o, statement, calls, events, ms, commit_ms) AS (
   SELECT s.n, s.statement, sum(r.calls), sum(r.events), sum(r.ms), sum(r.commit_ms)
@@ -430,7 +433,7 @@ SELECT left(statement, 60) AS statement, calls, events AS lock_events,
        round(100 * events / nullif(all_events, 0), 1) AS events_pct,
        round(ms::numeric, 1) AS lock_ms,
        round((100 * ms / nullif(all_ms, 0))::numeric, 1) AS time_pct,
-       round((100 * commit_ms / nullif(ms, 0))::numeric, 1) AS in_commit_pct
+       round((100 * commit_ms / nullif(ms, 0))::numeric, 1) AS implicit_commit_pct
   FROM rows, tot
  WHERE EXISTS (SELECT 1 FROM run)
  ORDER BY o;
@@ -453,7 +456,9 @@ cmd_pgbench() {
 	                               THEN (SELECT count(*) FROM pgbench_branches) END")
 	has_ext=$(psql_q -c "SELECT count(*) FROM pg_extension WHERE extname = 'flexlock'")
 	if [ "$has_ext" = 1 ]; then
-		psql_q -c "SELECT flexlock_reset()" >/dev/null
+		# (pg_stat_statements' first, so that both count the same run)
+		psql_q -c "SELECT pg_stat_statements_reset() FROM pg_extension WHERE extname = 'pg_stat_statements'" \
+			-c "SELECT flexlock_reset()" >/dev/null
 	else
 		has_ext=
 	fi
