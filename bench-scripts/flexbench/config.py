@@ -202,6 +202,15 @@ def resolve(args):
         v = getattr(args, opt, None)
         return v if v is not None else preset.get(key, default)
 
+    # a preset may take its variants from a directory of its own
+    # (variants_dir, from the top of the checkout): settings that are not
+    # lock variants, which make check must not run its suites with
+    if "variants_dir" in preset:
+        global VARIANTS
+        VARIANTS = TOP / preset["variants_dir"]
+        if not VARIANTS.is_dir():
+            raise UsageError(f"preset {args.preset!r}: variants_dir {preset['variants_dir']!r} is not a directory")
+
     args.workloads = names(pick("workloads", "workloads", ""))
     if not args.workloads:
         raise UsageError("no workloads given (--workloads or --preset)")

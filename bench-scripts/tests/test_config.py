@@ -48,6 +48,30 @@ class ConfTest(unittest.TestCase):
             hours = estimate_seconds(runs, int(conf["duration"]), int(conf["warmup"])) / 3600
             self.assertAlmostEqual(float(conf["hours"]), hours, delta=0.1 * hours, msg=p)
 
+    def test_preset_variants_dir(self):
+        """A preset's variants_dir: its variants come from there (the
+        statements preset's statements-top, not a file of variants/), and
+        the variants of other presets are untouched."""
+        old = config.VARIANTS
+        try:
+            args = argparse.Namespace(preset="statements", builds="cassert",
+                                      out=str(Path(tempfile.gettempdir()) / "flexbench-no-such-run"))
+            for k in ("workloads", "clients", "reps", "duration", "warmup", "scale", "variants",
+                      "profile_holds", "profile_duration", "predict_cores", "machine_profile"):
+                setattr(args, k, None)
+            try:
+                config.resolve(args)
+            except config.UsageError as e:
+                if "is not built" not in str(e):
+                    raise
+            self.assertEqual(config.VARIANTS, config.TOP / "bench-scripts" / "statements-variants")
+            self.assertEqual(config.variant_settings("statements-top"),
+                             {"shared_preload_libraries": "flexlock"})
+            self.assertFalse((config.TOP / "variants" / "statements-top.conf").exists(),
+                             "make check runs every file of variants/")
+        finally:
+            config.VARIANTS = old
+
     def test_variants_scoped_to_workloads(self):
         with tempfile.TemporaryDirectory() as d:
             old = config.VARIANTS
