@@ -90,8 +90,11 @@
  * calls join with pg_stat_statements' calls; a statement that fails keeps
  * the lock events it had (a lock timeout, a deadlock are often the reason
  * it failed) and counts a failed call instead: a top-level statement when
- * its transaction aborts before it completed, a nested one when its hook
- * fails.
+ * its transaction or subtransaction aborts, or the backend exits (FATAL),
+ * before it completed; a nested one when its hook fails.  As in
+ * pg_stat_statements, EXECUTE is no statement of its own: the prepared
+ * statement it runs is (PREPARE and DEALLOCATE run outside statements),
+ * and the subcommands of a utility statement have no query id.
  *
  * A clean shutdown writes the entries to PGSTAT_STAT_PERMANENT_DIRECTORY
  * (flexlock.save, on by default), and the next start reads them back and
@@ -182,10 +185,13 @@ static bool stmt_save = true;
 /*
  * The file a clean shutdown writes the entries to.  Its header: the magic
  * number (changed with the format of StmtEntry), the major version of
- * PostgreSQL, the size of an entry.
+ * PostgreSQL, the size of an entry, the number of LWLock tranches counted.
+ * (An LWLock row keeps the tranche's index: an extension's tranches are
+ * numbered as they are registered, so a changed shared_preload_libraries
+ * can rename the rows of extensions' tranches.)
  */
 #define STMT_DUMP_FILE	PGSTAT_STAT_PERMANENT_DIRECTORY "/flexlock_statements.stat"
-static const uint32 STMT_FILE_HEADER = 0x464c5314;
+static const uint32 STMT_FILE_HEADER = 0x464c5315;
 static const uint32 STMT_PG_MAJOR_VERSION = PG_VERSION_NUM / 100;
 
 typedef struct StmtKey
@@ -564,7 +570,7 @@ static void
 stmt_load(void)
 {
 	FILE	   *file;
-	uint32		header[3];
+	uint32		header[4];
 	int64		num;
 	int64		dealloc;
 	TimestampTz stats_reset;
@@ -588,7 +594,8 @@ stmt_load(void)
 		fread(&num, sizeof(num), 1, file) != 1)
 		goto read_error;
 	if (header[0] != STMT_FILE_HEADER || header[1] != STMT_PG_MAJOR_VERSION ||
-		header[2] != sizeof(StmtEntry) || num < 0)
+		header[2] != sizeof(StmtEntry) || header[3] != LOCKSTATS_NUM_TRANCHES ||
+		num < 0)
 	{
 		ereport(LOG,
 				(errmsg("ignoring file \"%s\": written by another version of flexlock or PostgreSQL",
@@ -637,7 +644,8 @@ stmt_shmem_shutdown(int code, Datum arg)
 	HASH_SEQ_STATUS hs;
 	StmtEntry  *e;
 	int64		num;
-	uint32		header[3] = {STMT_FILE_HEADER, STMT_PG_MAJOR_VERSION, sizeof(StmtEntry)};
+	uint32		header[4] = {STMT_FILE_HEADER, STMT_PG_MAJOR_VERSION, sizeof(StmtEntry),
+	LOCKSTATS_NUM_TRANCHES};
 
 	/* not after a crash, nor without the table */
 	if (code != 0 || stmt_shared == NULL || stmt_hash == NULL)
@@ -1063,11 +1071,37 @@ nested_leave(int frame, bool failed)
 						   stmt_frames[0].target, &stmt_frames[0].key);
 }
 
+/*
+ * A top-level statement that had not completed failed: its events stay its
+ * own, and it counts a failed call.  Called where an error ends it: its
+ * transaction's abort, its subtransaction's (after a SAVEPOINT); the
+ * backend's exit (FATAL) has its own test.  (A ROLLBACK, or a statement
+ * whose commit fails, has completed.)
+ */
+static void
+stmt_failed_top(void)
+{
+	if (stmt_nesting == 0 && stmt_target == TARGET_STATEMENT &&
+		stmt_key.toplevel && !stmt_done)
+	{
+		stmt_failed++;
+		stmt_done = true;
+	}
+}
+
 static void
 stmt_before_exit(int code, Datum arg)
 {
 	if (!stmt_backend || stmt_shared == NULL)
 		return;
+
+	/*
+	 * (a FATAL error leaves the hooks without their PG_CATCH: the nesting
+	 * level stays where it was, and no frame tells a nested statement)
+	 */
+	if (!stmt_paused && stmt_nframes == 0 && stmt_target == TARGET_STATEMENT &&
+		stmt_key.toplevel && !stmt_done)
+		stmt_failed++;
 	if (stmt_target == TARGET_UNKNOWN)
 		stmt_target = TARGET_OUTSIDE;
 	stmt_charge();
@@ -1191,18 +1225,7 @@ stmt_xact_callback(XactEvent event, void *arg)
 			}
 			break;
 		case XACT_EVENT_ABORT:
-
-			/*
-			 * A top-level statement that had not completed failed: its events
-			 * stay its own, and it counts a failed call.  (A ROLLBACK, or a
-			 * statement whose commit fails, has completed.)
-			 */
-			if (stmt_nesting == 0 && stmt_target == TARGET_STATEMENT &&
-				stmt_key.toplevel && !stmt_done)
-			{
-				stmt_failed++;
-				stmt_done = true;
-			}
+			stmt_failed_top();
 			if (stmt_nesting == 0)
 				last_valid = false;
 			break;
@@ -1216,6 +1239,15 @@ stmt_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* A statement in a subtransaction (after a SAVEPOINT) fails */
+static void
+stmt_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && stmt_tracking())
+		stmt_failed_top();
+}
+
 /* --- hooks around statements ------------------------------------------------ */
 
 static void
@@ -1224,7 +1256,11 @@ stmt_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
 
-	if (stmt_tracking() && stmt_nesting == 0)
+	if (stmt_tracking() && stmt_nesting == 0 &&
+		!(query->utilityStmt != NULL &&
+		  (IsA(query->utilityStmt, ExecuteStmt) ||
+		   IsA(query->utilityStmt, PrepareStmt) ||
+		   IsA(query->utilityStmt, DeallocateStmt))))
 		stmt_identify(query->queryId);
 }
 
@@ -1320,6 +1356,13 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 			standard_ExecutorRun(queryDesc, direction, count);
 		return;
 	}
+
+	/*
+	 * An Execute message of the extended protocol runs a portal whose
+	 * ExecutorStart ran in its Bind: the statement is known again here.
+	 */
+	if (stmt_nesting == 0 && stmt_target == TARGET_UNKNOWN)
+		stmt_identify(queryDesc->plannedstmt->queryId);
 	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
@@ -1353,6 +1396,8 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 			standard_ExecutorFinish(queryDesc);
 		return;
 	}
+	if (stmt_nesting == 0 && stmt_target == TARGET_UNKNOWN)
+		stmt_identify(queryDesc->plannedstmt->queryId);
 	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
@@ -1441,13 +1486,18 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
  * from the statement under a Query as parse analysis puts it there.
  */
 static int64
-utility_query_id(PlannedStmt *pstmt)
+utility_query_id(PlannedStmt *pstmt, ProcessUtilityContext context)
 {
 	Query	   *query;
+	JumbleState *jstate;
 	int64		queryid;
 
+	/*
+	 * (a subcommand, such as a primary key's index of CREATE TABLE, was never
+	 * analyzed: it has no id of its own)
+	 */
 	if (likely(pstmt->queryId != INT64CONST(0)) || pstmt->utilityStmt == NULL ||
-		!IsQueryIdEnabled())
+		context == PROCESS_UTILITY_SUBCOMMAND || !IsQueryIdEnabled())
 		return pstmt->queryId;
 	query = makeNode(Query);
 	query->commandType = CMD_UTILITY;
@@ -1456,10 +1506,27 @@ utility_query_id(PlannedStmt *pstmt)
 	query->utilityStmt = pstmt->utilityStmt;
 	query->stmt_location = pstmt->stmt_location;
 	query->stmt_len = pstmt->stmt_len;
-	(void) JumbleQuery(query);
+	jstate = JumbleQuery(query);
 	queryid = query->queryId;
+	pfree(jstate->jumble);
+	pfree(jstate->clocations);
+	pfree(jstate);
 	pfree(query);
 	return queryid;
+}
+
+/*
+ * EXECUTE, PREPARE and DEALLOCATE are no statements of their own, as in
+ * pg_stat_statements: EXECUTE's prepared statement is the top-level
+ * statement it runs (its executor hooks identify it), PREPARE's and
+ * DEALLOCATE's work is what runs outside statements.
+ */
+static inline bool
+utility_transparent(PlannedStmt *pstmt)
+{
+	return IsA(pstmt->utilityStmt, ExecuteStmt) ||
+		IsA(pstmt->utilityStmt, PrepareStmt) ||
+		IsA(pstmt->utilityStmt, DeallocateStmt);
 }
 
 static void
@@ -1482,8 +1549,19 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 									params, queryEnv, dest, qc);
 		return;
 	}
+	if (utility_transparent(pstmt))
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		return;
+	}
 	top = (stmt_nesting == 0);
-	queryid = utility_query_id(pstmt);
+	/* (the id is needed for a top-level statement, and a nested one's row) */
+	queryid = top || stmt_nested ? utility_query_id(pstmt, context) : pstmt->queryId;
 	if (top)
 	{
 		stmt_identify(queryid);
@@ -1592,6 +1670,7 @@ flexlock_statements_init(void)
 	prev_client_message_hook = client_message_hook;
 	client_message_hook = stmt_client_message;
 	RegisterXactCallback(stmt_xact_callback, NULL);
+	RegisterSubXactCallback(stmt_subxact_callback, NULL);
 }
 
 /*

@@ -116,6 +116,56 @@ is($node->safe_psql('postgres', qq{
 	  JOIN (VALUES (1, $qid), (2, $qid_div), (3, $qid_rb)) v(o, q) ON s.queryid = v.q}),
 	'1 0, 0 1, 1 0', '2: in the block, the failing statement failed, the others completed');
 
+# a statement that fails after a SAVEPOINT (its subtransaction aborts, not
+# its transaction)
+($rc, $out, $err) = $node->psql('postgres', q{
+BEGIN;
+SAVEPOINT s;
+SELECT 1 / (a - a) FROM regress_t;
+ROLLBACK TO s;
+COMMIT;
+}, on_error_stop => 0);
+is($node->safe_psql('postgres', qq{
+	SELECT calls || ' ' || failed_calls FROM flexlock_statements WHERE queryid = $qid_div}),
+	'0 2', '2: after a SAVEPOINT, the failing statement failed');
+
+# the extended protocol: the Execute of a portal whose ExecutorStart ran in
+# its Bind fails; another's, in a transaction block, has its scan's locks
+# (a scan of 133 pages), not the COMMIT after it
+$node->safe_psql('postgres',
+	'CREATE TABLE regress_big (a int); INSERT INTO regress_big SELECT generate_series(1, 30000)');
+($rc, $out, $err) = $node->psql('postgres',
+	qq{SELECT 1 / (a - \$1) FROM regress_t WHERE a = 1 \\bind 1 \\g\n}
+	  . qq{BEGIN;\nSELECT count(*) FROM regress_big WHERE a > \$1 \\bind 0 \\g\nCOMMIT;\n},
+	on_error_stop => 0);
+like($err, qr/division by zero/, '2: -M extended: the Execute failed');
+is($node->safe_psql('postgres', q{
+	SELECT calls || ' ' || failed_calls FROM flexlock_statements
+	 WHERE queryid = flexlock_query_id('SELECT 1 / (a - $1) FROM regress_t WHERE a = 1')}),
+	'0 1', '2: -M extended: a failed call');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(CASE WHEN o = 1 THEN s.calls || ' ' ELSE '' END
+			 || (SELECT coalesce(sum(acquisitions), 0) >= 133 FROM flexlock_statement_locks l
+				  WHERE l.queryid = s.queryid AND wait_event = 'BufferContent'), ', ' ORDER BY o)
+	  FROM flexlock_statements s
+	  JOIN (VALUES (1, flexlock_query_id('SELECT count(*) FROM regress_big WHERE a > $1')),
+				   (2, flexlock_query_id('COMMIT'))) v(o, q) ON s.queryid = v.q}),
+	'1 true, false',
+	'2: -M extended, in a transaction block: the Execute\'s scan is the statement\'s, not the COMMIT\'s');
+
+# EXECUTE is no statement of its own, as in pg_stat_statements: its
+# prepared statement is
+$node->safe_psql('postgres', q{
+PREPARE regress_q AS SELECT max(a) FROM regress_t WHERE a > $1;
+EXECUTE regress_q(0);
+EXECUTE regress_q(1);
+});
+is($node->safe_psql('postgres', q{
+	SELECT f.calls || ' ' || p.calls
+	  FROM flexlock_statements f JOIN pg_stat_statements p USING (userid, dbid, toplevel, queryid)
+	 WHERE p.query = 'PREPARE regress_q AS SELECT max(a) FROM regress_t WHERE a > $1'}),
+	'2 2', '2: EXECUTE: the prepared statement\'s calls, as pg_stat_statements counts them');
+
 # the same statement twice in one message, the second failing
 # (psql -c: one message; psql reading a script sends each statement apart)
 IPC::Run::run(
@@ -176,6 +226,34 @@ is($node->safe_psql('postgres', q{
 	SELECT string_agg(calls::text, ' ' ORDER BY q) FROM flexlock_statements
 	  JOIN (VALUES (1, flexlock_query_id('BEGIN')), (2, flexlock_query_id('END'))) v(q, id) ON queryid = id}),
 	'20 20', '2: ... BEGIN and END, prepared, count every call');
+
+# a statement ended by a FATAL error: a backend terminated while it waits
+$holder->query_safe('BEGIN; UPDATE regress_t SET a = a WHERE a = 1');
+my $fatal_victim = $node->background_psql('postgres', on_error_stop => 0);
+my $fatal_pid = $fatal_victim->query_safe('SELECT pg_backend_pid()');
+$fatal_victim->query_until(qr/waiting/, "\\echo waiting\nSELECT * FROM regress_t WHERE a = 1 FOR SHARE;\n");
+$node->poll_query_until('postgres',
+	"SELECT wait_event = 'transactionid' FROM pg_stat_activity WHERE pid = $fatal_pid")
+  or die 'the FOR SHARE did not wait';
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($fatal_pid)");
+$node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $fatal_pid")
+  or die 'the backend did not exit';
+eval { $fatal_victim->quit };
+$holder->query_safe('COMMIT');
+is($node->safe_psql('postgres', q{
+	SELECT calls || ' ' || failed_calls || ' ' || hwlock_waits FROM flexlock_statements
+	 WHERE queryid = flexlock_query_id('SELECT * FROM regress_t WHERE a = 1 FOR SHARE')}),
+	'0 1 1', '2: terminated while it waited: a failed call, with its wait');
+
+# the subcommands of a utility statement (a primary key's index, a
+# sequence) have no query id: no rows, with track = all
+$node->safe_psql('postgres', 'SELECT flexlock_statements_reset()');
+$node->safe_psql('postgres', q{
+SET flexlock.track = 'all';
+CREATE TABLE regress_pk (a int PRIMARY KEY, b serial);
+});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM flexlock_statements WHERE NOT toplevel'),
+	'0', '2: track = all: CREATE TABLE\'s subcommands have no rows');
 
 # --- 3. flexlock_statements_reset ----------------------------------------------
 
