@@ -31,7 +31,7 @@ $node->append_conf('postgresql.conf',
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
-	'1.3', 'flexlock 1.3 (the newest)');
+	'1.4', 'flexlock 1.4 (the newest)');
 
 # --- a known hot lock --------------------------------------------------------
 
