@@ -1250,6 +1250,21 @@ stmt_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 /* --- hooks around statements ------------------------------------------------ */
 
+/*
+ * EXECUTE, PREPARE and DEALLOCATE are no statements of their own, as in
+ * pg_stat_statements: EXECUTE's prepared statement is the top-level
+ * statement it runs (its executor hooks identify it), PREPARE's and
+ * DEALLOCATE's work is what runs outside statements.
+ */
+static inline bool
+utility_transparent(Node *utilityStmt)
+{
+	return utilityStmt != NULL &&
+		(IsA(utilityStmt, ExecuteStmt) ||
+		 IsA(utilityStmt, PrepareStmt) ||
+		 IsA(utilityStmt, DeallocateStmt));
+}
+
 static void
 stmt_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 {
@@ -1257,10 +1272,7 @@ stmt_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
 
 	if (stmt_tracking() && stmt_nesting == 0 &&
-		!(query->utilityStmt != NULL &&
-		  (IsA(query->utilityStmt, ExecuteStmt) ||
-		   IsA(query->utilityStmt, PrepareStmt) ||
-		   IsA(query->utilityStmt, DeallocateStmt))))
+		!utility_transparent(query->utilityStmt))
 		stmt_identify(query->queryId);
 }
 
@@ -1515,19 +1527,6 @@ utility_query_id(PlannedStmt *pstmt, ProcessUtilityContext context)
 	return queryid;
 }
 
-/*
- * EXECUTE, PREPARE and DEALLOCATE are no statements of their own, as in
- * pg_stat_statements: EXECUTE's prepared statement is the top-level
- * statement it runs (its executor hooks identify it), PREPARE's and
- * DEALLOCATE's work is what runs outside statements.
- */
-static inline bool
-utility_transparent(PlannedStmt *pstmt)
-{
-	return IsA(pstmt->utilityStmt, ExecuteStmt) ||
-		IsA(pstmt->utilityStmt, PrepareStmt) ||
-		IsA(pstmt->utilityStmt, DeallocateStmt);
-}
 
 static void
 stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
@@ -1539,17 +1538,7 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	int			frame;
 	int64		queryid;
 
-	if (!stmt_tracking())
-	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
-		return;
-	}
-	if (utility_transparent(pstmt))
+	if (!stmt_tracking() || utility_transparent(pstmt->utilityStmt))
 	{
 		if (prev_ProcessUtility)
 			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
