@@ -221,6 +221,8 @@ typedef struct StmtEntry
 typedef struct StmtShared
 {
 	LWLock	   *lock;			/* protects the hash table's entries */
+	uint64		removals;		/* entries removed; changed under the lock
+								 * held exclusively */
 	slock_t		mutex;			/* protects the counters below */
 	int64		dealloc;		/* times entry_dealloc() ran */
 	TimestampTz stats_reset;
@@ -336,10 +338,31 @@ static const char *usage_wait_event(const LockUsageEntry *e);
 
 /* --- lock rows ------------------------------------------------------------ */
 
+static inline bool
+key_equal(const StmtKey *a, const StmtKey *b)
+{
+	return a->queryid == b->queryid && a->userid == b->userid &&
+		a->dbid == b->dbid && a->toplevel == b->toplevel;
+}
+
 static inline uint32
 row_code(int kind, int id, int mode)
 {
 	return ((uint32) kind << 24) | ((uint32) id << 8) | (uint32) mode;
+}
+
+/* A row's lock (kind, mode and id, its first four bytes) as one word */
+static inline uint32
+row_word(const LockUsageEntry *e)
+{
+	uint32		w;
+
+	StaticAssertStmt(offsetof(LockUsageEntry, kind) == 0 &&
+					 offsetof(LockUsageEntry, mode) == 1 &&
+					 offsetof(LockUsageEntry, id) == 2,
+					 "a LockUsageEntry starts with its lock");
+	memcpy(&w, e, sizeof(w));
+	return w;
 }
 
 /*
@@ -354,6 +377,8 @@ rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
 {
 	uint32		code = row_code(kind, id, mode);
 	int			i = (int) (((uint64) (code * 0x9E3779B1U) * (uint32) nslots) >> 32);
+	LockUsageEntry lock = {.kind = kind,.mode = mode,.id = id};
+	uint32		word = row_word(&lock);
 
 	for (int probes = 0; probes < nslots; probes++)
 	{
@@ -375,7 +400,7 @@ rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
 			*fresh = true;
 			return e;
 		}
-		if (row_code(e->kind, e->id, e->mode) == code)
+		if (row_word(e) == word)
 		{
 			*fresh = false;
 			return e;
@@ -511,6 +536,7 @@ stmt_shmem_startup(void)
 	if (!found)
 	{
 		stmt_shared->lock = &(GetNamedLWLockTranche("flexlock_statements"))->lock;
+		stmt_shared->removals = 0;
 		SpinLockInit(&stmt_shared->mutex);
 		stmt_shared->dealloc = 0;
 		stmt_shared->stats_reset = GetCurrentTimestamp();
@@ -723,6 +749,7 @@ entry_evict(void)
 	}
 	qsort(entries, n, sizeof(StmtEntry *), entry_cmp);
 	nvictims = Min(n, Max(10, n * EVICT_PERCENT / 100));
+	stmt_shared->removals++;
 	for (int i = 0; i < nvictims; i++)
 		hash_search(stmt_hash, &entries[i]->key, HASH_REMOVE, NULL);
 	pfree(entries);
@@ -730,6 +757,40 @@ entry_evict(void)
 	SpinLockAcquire(&stmt_shared->mutex);
 	stmt_shared->dealloc += 1;
 	SpinLockRelease(&stmt_shared->mutex);
+}
+
+/*
+ * The entry of key, or NULL; caller holds the lock.  The entries this
+ * backend wrote last are remembered by query id: one is still key's while
+ * no entry was removed since (removing one is what lets its memory hold
+ * another key), so the common store finds its entry without hashing.
+ */
+#define ENTRY_CACHE		16
+
+typedef struct EntryCacheSlot
+{
+	StmtEntry  *entry;
+	uint64		removals;		/* stmt_shared->removals when found */
+} EntryCacheSlot;
+
+static EntryCacheSlot entry_cache[ENTRY_CACHE];
+
+static StmtEntry *
+entry_find(const StmtKey *key)
+{
+	EntryCacheSlot *c = &entry_cache[(uint64) key->queryid % ENTRY_CACHE];
+	StmtEntry  *e;
+
+	if (c->entry != NULL && c->removals == stmt_shared->removals &&
+		key_equal(&c->entry->key, key))
+		return c->entry;
+	e = hash_search(stmt_hash, key, HASH_FIND, NULL);
+	if (e != NULL)
+	{
+		c->entry = e;
+		c->removals = stmt_shared->removals;
+	}
+	return e;
 }
 
 /* Add one pending statement to its entry; caller holds the lock */
@@ -760,7 +821,7 @@ pending_store_locked(void)
 
 		if (p->stored)
 			continue;
-		e = hash_search(stmt_hash, &p->key, HASH_FIND, NULL);
+		e = entry_find(&p->key);
 		if (e == NULL)
 		{
 			missing = true;
@@ -819,13 +880,6 @@ pending_store(void)
 }
 
 /* --- attribution ------------------------------------------------------------ */
-
-static inline bool
-key_equal(const StmtKey *a, const StmtKey *b)
-{
-	return a->queryid == b->queryid && a->userid == b->userid &&
-		a->dbid == b->dbid && a->toplevel == b->toplevel;
-}
 
 static void
 make_key(StmtKey *key, int64 queryid)
@@ -1690,6 +1744,7 @@ entries_reset(Oid userid, Oid dbid, int64 queryid)
 		{
 			hash_search(stmt_hash, &e->key, HASH_REMOVE, NULL);
 			removed++;
+			stmt_shared->removals++;
 		}
 	}
 	if (removed == before)

@@ -300,6 +300,23 @@ $node->safe_psql('postgres', 'SELECT flexlock_statements_reset()');
 is($node->safe_psql('postgres', qq{
 	SELECT dealloc || ' ' || (stats_reset > '$reset_before') FROM flexlock_statements_info}),
 	'0 true', '3: flexlock_statements_reset() removes all, and moves stats_reset');
+# A backend remembers the entries it wrote (statements.c, entry_find()): one
+# that another backend removed meanwhile is not written to again (its memory
+# is free, and nothing took it over here: the resetter's rows exist already),
+# and the statement gets a new entry with the calls since
+my $q_cached = 'SELECT count(*) > 0 FROM regress_t';
+my $s = $node->background_psql('postgres');
+my $r = $node->background_psql('postgres');
+my $qid_cached = $node->safe_psql('postgres', "SELECT flexlock_query_id('$q_cached')");
+$r->query_safe("SELECT flexlock_statements_reset(0, 0, $qid_cached)");
+$s->query_safe($q_cached) for 1 .. 2;
+$r->query_safe("SELECT flexlock_statements_reset(0, 0, $qid_cached)");
+$s->query_safe($q_cached) for 1 .. 3;
+is($node->safe_psql('postgres', qq{
+	SELECT sum(calls) FROM flexlock_statements WHERE queryid = $qid_cached}),
+	'3', '3: a statement reset while its backend runs it is counted anew there');
+$s->quit;
+$r->quit;
 
 # --- 4. across restarts ----------------------------------------------------------
 
