@@ -46,6 +46,25 @@ SELECT (SELECT sum((l ->> 'Acquisitions')::int) FROM json_array_elements(p -> 'L
        AS parent_includes_child
   FROM pg_temp.regress_plan('SELECT v FROM regress_explain WHERE id > 10 ORDER BY id LIMIT 5') p;
 
+-- A node's own interval starts at its call: a nested loop's inner index
+-- scan is called after its outer scan read buffers, and does not count them
+-- (the join, reading none itself, shows exactly the sum of its children)
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+WITH p AS (SELECT pg_temp.regress_plan('SELECT a.v FROM regress_explain a JOIN regress_explain b ON b.id = a.v WHERE a.id <= 20') p),
+n AS (
+  SELECT 0 AS k, p ->> 'Node Type' AS node, p -> 'Locks' AS locks FROM p
+  UNION ALL
+  SELECT c.k, c.c ->> 'Node Type', c.c -> 'Locks' FROM p, json_array_elements(p -> 'Plans') WITH ORDINALITY c(c, k)),
+a AS (
+  SELECT k, node, (SELECT sum((l ->> 'Acquisitions')::int) FROM json_array_elements(locks) l
+                    WHERE l ->> 'Lock' = 'BufferContent') AS content FROM n)
+SELECT (SELECT node FROM a WHERE k = 0) AS node,
+       (SELECT content FROM a WHERE k = 0) = (SELECT sum(content) FROM a WHERE k > 0) AS sum_of_children,
+       (SELECT bool_and(content > 0) FROM a) AS each_reads;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
 -- An INSERT: its relation lock and transaction id at the ModifyTable node
 SELECT p ->> 'Node Type' AS node,
        (SELECT string_agg(l ->> 'Lock' || ' ' || (l ->> 'Mode'), ', ' ORDER BY l ->> 'Lock', l ->> 'Mode')
