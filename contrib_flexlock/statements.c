@@ -44,11 +44,16 @@
  * parse analysis, before the query id exists, count for its statement;
  * CLIENT_MESSAGE_IDLE draws the boundary once the backend has answered.
  *
- * A boundary costs a LockUsageAdvance() (one sum per tranche and lock mode
- * to find what moved) into local pending rows; shared memory is written
- * when the backend goes idle (or has pending rows for too many statements),
- * all pending statements under one acquisition of the hash table's LWLock.
- * That acquisition is itself a lock event: it lands in the OUTSIDE row.
+ * A boundary costs a LockUsageAdvance() (what moved since the mark, found
+ * from the process's count of events) into local pending rows; shared memory
+ * is written when the backend goes idle (or has pending rows for too many
+ * statements), all pending statements under one acquisition of the hash
+ * table's LWLock.  That writing is counted in flexlock_backends but in no
+ * statement: once it is done the mark moves past it, as past what runs
+ * while tracking is off, so the rows hold the server's work and not the
+ * instrument's (pg_stat_statements does not count its own lock either).  A
+ * write in the middle of a message (pending rows for too many statements,
+ * with flexlock.track = all) counts for the statement running then.
  *
  * Nested statements (a function's SQL, run through SPI by plpgsql or SQL
  * functions, a DO block's, a procedure's) are their caller's with
@@ -502,6 +507,12 @@ pending_sink(void *arg, const LockUsageEntry *e)
 	pending_add(charge_to, charge_commit, e);
 	if (charge_also != NULL)
 		pending_add(charge_also, charge_also_commit, e);
+}
+
+/* LockUsageSink: events that are nobody's (flexlock's own writing) */
+static void
+discard_sink(void *arg, const LockUsageEntry *e)
+{
 }
 
 /* --- shared memory ---------------------------------------------------------- */
@@ -1222,6 +1233,8 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 			/* (before writing: what follows is outside) */
 			stmt_target = TARGET_OUTSIDE;
 			pending_store();
+			/* the writing itself is nobody's: the mark moves past it */
+			LockUsageAdvance(stmt_mark, discard_sink, NULL);
 		}
 		PG_CATCH();
 		{

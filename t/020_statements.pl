@@ -350,10 +350,8 @@ $wait_holder->quit;
 # Each session's rows against its process's counters, counter by counter;
 # first a statement in each session after 1.1 s idle, so that a statistics
 # report it made while idle (the idle timeout) is charged (to query id 0).
-# One lock event is known to be left over: the acquisition of flexlock's own
-# hash table lock that wrote the last statement's rows comes after them, so
-# an idle backend has not yet charged it (it goes to query id 0 when the
-# next message comes); the tranche flexlock_statements is compared apart.
+# flexlock's own writing of the rows (its hash table lock) is in no row:
+# the tranche flexlock_statements is compared apart.
 sub totals_differ
 {
 	my ($i) = @_;
@@ -416,12 +414,16 @@ for my $i (0 .. 3)
 		$diff = totals_differ($i);
 	}
 	is($diff, '', "(c) session " . ($i + 1) . ": its statement rows add up to its per-backend totals");
+	# (session 4, flexlock.track = all, may write in the middle of a
+	# message, for the statement running then: see statements.c)
 	is($node->safe_psql('postgres', qq{
 		SELECT (SELECT sum(acquire_shared + acquire_exclusive) FROM flexlock_backends($cpid[$i])
 				 WHERE tranche = 'flexlock_statements')
-			 - (SELECT sum(acquisitions) FROM flexlock_statement_locks
-				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND toplevel AND wait_event = 'flexlock_statements')}),
-		1, "(c) session " . ($i + 1) . ": ... and flexlock's own lock, but for the acquisition that wrote them");
+			 > (SELECT coalesce(sum(acquisitions), 0) FROM flexlock_statement_locks
+				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND wait_event = 'flexlock_statements')
+			 AND ($i = 3 OR NOT EXISTS (SELECT FROM flexlock_statement_locks
+				 WHERE userid = 'regress_c@{[$i + 1]}'::regrole AND wait_event = 'flexlock_statements'))}),
+		't', "(c) session " . ($i + 1) . ": flexlock's own writing of the rows is in its backend's totals, not in its rows");
 }
 cmp_ok($node->safe_psql('postgres', q{
 	SELECT sum(lwlock_acquisitions) FROM flexlock_statements WHERE queryid = 0 AND userid = 'regress_c1'::regrole}),
