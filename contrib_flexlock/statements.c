@@ -421,7 +421,7 @@ rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
  * with locks of their own): to the row of its lock, or, when there is no
  * room for that, to the overflow row of its kind.
  */
-static void
+static pg_attribute_always_inline void
 rows_add(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
 		 const LockUsageEntry *add)
 {
