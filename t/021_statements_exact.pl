@@ -233,9 +233,12 @@ usleep(300_000);
 $h8->query_safe('COMMIT');
 like($c8->query_safe('SELECT 1'), qr/1$/, '8: the nested UPDATE got its row');
 $_->quit for ($h8, $c8);
+# (the nested UPDATE's row, and the caller's; H's UPDATE has a top-level
+# row of the same query id)
 my %w8 = map { my ($top, $waits, $ms) = split /\|/; ($top => [ $waits, $ms ]) } split /\n/, $node->safe_psql('postgres', q{
 	SELECT toplevel, hwlock_waits, hwlock_wait_time FROM flexlock_statements
-	 WHERE queryid IN (flexlock_query_id('SELECT regress_w8()'), flexlock_query_id('UPDATE regress_w8 SET v = v + 1 WHERE id = 1'))});
+	 WHERE (queryid, toplevel) IN ((flexlock_query_id('SELECT regress_w8()'), true),
+	                               (flexlock_query_id('UPDATE regress_w8 SET v = v + 1 WHERE id = 1'), false))});
 is($w8{f}[0], 1, '8: the nested UPDATE has its wait');
 is($w8{t}[0], 1, '8: ... and so has its top-level caller, SELECT regress_w8()');
 cmp_ok($w8{t}[1], '>=', 300, "... of at least 300 ms ($w8{t}[1] ms)");
