@@ -53,7 +53,8 @@
  * while tracking is off, so the rows hold the server's work and not the
  * instrument's (pg_stat_statements does not count its own lock either).  A
  * write in the middle of a message (pending rows for too many statements,
- * with flexlock.track = all) counts for the statement running then.
+ * with flexlock.track = all) counts for the statement running then.  A
+ * boundary where nothing moved and no call ended makes no pending rows.
  *
  * Nested statements (a function's SQL, run through SPI by plpgsql or SQL
  * functions, a DO block's, a procedure's) are their caller's with
@@ -954,6 +955,10 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 	StmtKey		outside;
 
 	if (target == TARGET_UNKNOWN)
+		return;
+	/* nothing moved and no call: no rows to make */
+	if (calls == 0 && failed == 0 && !LockUsageMoved(stmt_mark) &&
+		!LockUsageReceivedAny)
 		return;
 	if (target == TARGET_OUTSIDE)
 	{

@@ -145,18 +145,23 @@ is($commit9{extended}, $commit9{simple}, '9: the same commit rows with -M extend
 # --- 5. a failed write of pending rows --------------------------------------------
 
 # W, a role of its own, makes its next write fail after the first of its
-# two pending statements (the idle period before, and the attach): the
-# error is W's, W goes on, and in the end its rows hold each of its events
-# once, as its per-backend totals do (flexlock's own lock apart, and the
-# statistics reports a backend makes when it goes idle, after the rows of
-# its last message are written).
+# two pending statements (the attach, and the SELECT in its message; their
+# entries exist already: a write that adds entries takes the lock
+# exclusively, and that path has no injection point): the error is W's, W
+# goes on, and in the end its rows hold each of its events once, as its
+# per-backend totals do (flexlock's own lock apart, and the statistics
+# reports a backend makes when it goes idle, after the rows of its last
+# message are written).  (psql sends statements joined by \; as one
+# message.)
 $node->safe_psql('postgres', 'CREATE ROLE regress_s5 SUPERUSER LOGIN; SELECT flexlock_reset();');
 my $w = $node->background_psql('postgres', on_error_stop => 0,
 	connstr => $node->connstr('postgres') . ' user=regress_s5');
 my $w5pid = $w->query_safe('SELECT pg_backend_pid()');
 $w->query_safe('SELECT injection_points_set_local()');
 my $log5 = -s $node->logfile;
-$w->query_safe(q{SELECT injection_points_attach('flexlock-statements-stored', 'error')});
+$w->query_safe(q{SELECT injection_points_attach('regress-flexlock-unused', 'error') \\; SELECT 5});
+$w->query_safe(q{SELECT injection_points_detach('regress-flexlock-unused')});
+$w->query_safe(q{SELECT injection_points_attach('flexlock-statements-stored', 'error') \\; SELECT 5});
 ok( $node->wait_for_log(
 		qr/LOG:  could not write the lock statistics of statements: error triggered for injection point flexlock-statements-stored/,
 		$log5),
