@@ -866,7 +866,8 @@ pending_store_locked(void)
  * the lock (shared if every entry exists).  A write can fail half way (out
  * of memory evicting, an error in a test): the lock is let go, even where
  * no transaction's abort would do it (at the edge of idle time), and the
- * statements written already are not written again by the next try.
+ * statements written already leave the pending ones (the next try does not
+ * write them again, and what they get meanwhile is pending anew).
  */
 static void
 pending_store(void)
@@ -879,12 +880,21 @@ pending_store(void)
 	}
 	PG_CATCH();
 	{
+		int			n = 0;
+
 		if (LWLockHeldByMe(stmt_shared->lock))
 		{
 			/* as LWLockReleaseAll(): the error has reset the holdoff count */
 			HOLD_INTERRUPTS();
 			LWLockRelease(stmt_shared->lock);
 		}
+		/* keep the statements not written, and only those */
+		for (int i = 0; i < stmt_npending; i++)
+		{
+			if (!stmt_pending[i].stored)
+				stmt_pending[n++] = stmt_pending[i];
+		}
+		stmt_npending = n;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -178,6 +178,19 @@ my ($rows5, $backend5) = split /\|/, $node->safe_psql('postgres', qq{
 is($rows5, $backend5, '5: W\'s rows hold each of its LWLock acquisitions once, as its totals do');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM flexlock_statements WHERE calls < 0}),
 	'0', '5: no row has fewer than no calls');
+# A statement written by a write that failed after it, called again before
+# a write succeeds: that call is written then, not added to what was
+# written already (before: lost).  The attach's write writes the attach,
+# then fails; the attach runs again (another point: its message's write
+# fails too); the detach's write succeeds.  The attach had 2 calls.
+my $q_attach = q{SELECT injection_points_attach('a', 'b')};
+$w->query_safe(q{SELECT injection_points_attach('flexlock-statements-stored', 'error') \\; SELECT 1, 2, 3, 4});
+$w->query_safe(q{SELECT injection_points_attach('regress-flexlock-unused', 'error')});
+$w->query_safe(q{SELECT injection_points_detach('flexlock-statements-stored')});
+is($node->safe_psql('postgres', qq{
+	SELECT calls FROM flexlock_statements WHERE userid = 'regress_s5'::regrole
+	   AND queryid = flexlock_query_id(\$\$$q_attach\$\$)}),
+	'4', '5: a statement written by a failed write and called again counts that call');
 $w->quit;
 
 # --- 7. eviction by calls --------------------------------------------------------
