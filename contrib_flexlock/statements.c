@@ -51,10 +51,10 @@
  * table's LWLock.  That writing is counted in flexlock_backends but in no
  * statement: once it is done the mark moves past it, as past what runs
  * while tracking is off, so the rows hold the server's work and not the
- * instrument's (pg_stat_statements does not count its own lock either).  A
- * write in the middle of a message (pending rows for too many statements,
- * with flexlock.track = all) counts for the statement running then.  A
- * boundary where nothing moved and no call ended makes no pending rows.
+ * instrument's (pg_stat_statements does not count its own lock either); so
+ * does a write in the middle of a message, at the end of a boundary that
+ * left rows pending for too many statements.  A boundary where nothing moved
+ * and no call ended makes no pending rows.
  *
  * Nested statements (a function's SQL, run through SPI by plpgsql or SQL
  * functions, a DO block's, a procedure's) are their caller's with
@@ -166,8 +166,12 @@ StaticAssertDecl(STMT_ROWS <= 32 && COMMIT_ROWS <= 32,
 /* Evict this share of the entries when the table is full */
 #define EVICT_PERCENT	5
 
-/* Statements with pending rows before they are written anyway */
+/*
+ * Statements with pending rows before they are written anyway, at the end of
+ * a boundary; room for two more, the targets of one boundary.
+ */
 #define PENDING_MAX		4
+#define PENDING_SLOTS	(PENDING_MAX + 2)
 
 typedef enum
 {
@@ -300,7 +304,7 @@ typedef struct StmtFrame
 static StmtFrame stmt_frames[NESTED_MAX];
 static int	stmt_nframes = 0;
 
-static StmtPending stmt_pending[PENDING_MAX];
+static StmtPending stmt_pending[PENDING_SLOTS];
 static int	stmt_npending = 0;
 static StmtPending *charge_to = NULL;	/* where the sink adds */
 static bool charge_commit = false;
@@ -924,8 +928,7 @@ pending_of(const StmtKey *key)
 		if (key_equal(&stmt_pending[i].key, key))
 			return &stmt_pending[i];
 	}
-	if (stmt_npending == PENDING_MAX)
-		pending_store();
+	Assert(stmt_npending < PENDING_SLOTS);
 	p = &stmt_pending[stmt_npending++];
 	p->key = *key;
 	p->stored = false;
@@ -975,11 +978,11 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 		make_key(&outside, INT64CONST(0));
 		key = &outside;
 	}
-	/* room for both, so that making the second does not write the first */
+	/* room for both (short of it only if writes keep failing) */
+	if (unlikely(stmt_npending > PENDING_SLOTS - 2))
+		pending_store();
 	if (also_target == TARGET_STATEMENT || also_target == TARGET_COMMIT)
 	{
-		if (stmt_npending > PENDING_MAX - 2)
-			pending_store();
 		charge_also = pending_of(also_key);
 		charge_also_commit = (also_target == TARGET_COMMIT);
 	}
@@ -992,6 +995,17 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 	charge_also = NULL;
 	charge_to->calls += calls;
 	charge_to->failed += failed;
+
+	/*
+	 * Rows pending for too many statements (a message of many, nested ones):
+	 * write them now, every event so far charged, and move the mark past the
+	 * writing, as at the edge of idle time.
+	 */
+	if (unlikely(stmt_npending >= PENDING_MAX))
+	{
+		pending_store();
+		LockUsageAdvance(stmt_mark, discard_sink, NULL);
+	}
 }
 
 /*

@@ -192,6 +192,17 @@ is($node->safe_psql('postgres', qq{
 	   AND queryid = flexlock_query_id(\$\$$q_attach\$\$)}),
 	'4', '5: a statement written by a failed write and called again counts that call');
 $w->quit;
+# A message of more statements than rows are kept pending for writes some
+# before it ends: that writing too is in no row (flexlock.track = top)
+$node->safe_psql('postgres', 'CREATE ROLE regress_s5b SUPERUSER LOGIN');
+$node->safe_psql('postgres',
+	'SELECT 1 \\; SELECT 1, 2 \\; SELECT 1, 2, 3 \\; SELECT 1, 2, 3, 4 \\; SELECT 1, 2, 3, 4, 5 \\; SELECT 1, 2, 3, 4, 5, 6',
+	extra_params => [ '-U', 'regress_s5b' ]);
+is($node->safe_psql('postgres', q{
+	SELECT sum(calls) || ' ' || (SELECT count(*) FROM flexlock_statement_locks
+	                             WHERE userid = 'regress_s5b'::regrole AND wait_event = 'flexlock_statements')
+	  FROM flexlock_statements WHERE userid = 'regress_s5b'::regrole}),
+	'6 0', '5: a message of six statements: six calls, and flexlock\'s writing in no row');
 
 # --- 7. eviction by calls --------------------------------------------------------
 
