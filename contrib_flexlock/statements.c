@@ -52,9 +52,9 @@
  * statement: once it is done the mark moves past it, as past what runs
  * while tracking is off, so the rows hold the server's work and not the
  * instrument's (pg_stat_statements does not count its own lock either); so
- * does a write in the middle of a message, at the end of a boundary that
- * left rows pending for too many statements.  A boundary where nothing moved
- * and no call ended makes no pending rows.
+ * does a write in the middle of a message, where a statement starts with
+ * rows pending for too many statements (stmt_boundary()).  A boundary where
+ * nothing moved and no call ended makes no pending rows.
  *
  * Nested statements (a function's SQL, run through SPI by plpgsql or SQL
  * functions, a DO block's, a procedure's) are their caller's with
@@ -928,7 +928,14 @@ pending_of(const StmtKey *key)
 		if (key_equal(&stmt_pending[i].key, key))
 			return &stmt_pending[i];
 	}
-	Assert(stmt_npending < PENDING_SLOTS);
+
+	/*
+	 * (full only if calls of other statements came in between, as portals
+	 * dropped together at a commit, or writes failed: that write then counts
+	 * for the target charged next)
+	 */
+	if (unlikely(stmt_npending == PENDING_SLOTS))
+		pending_store();
 	p = &stmt_pending[stmt_npending++];
 	p->key = *key;
 	p->stored = false;
@@ -978,7 +985,7 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 		make_key(&outside, INT64CONST(0));
 		key = &outside;
 	}
-	/* room for both (short of it only if writes keep failing) */
+	/* room for both (short of it as pending_of() can be full) */
 	if (unlikely(stmt_npending > PENDING_SLOTS - 2))
 		pending_store();
 	if (also_target == TARGET_STATEMENT || also_target == TARGET_COMMIT)
@@ -995,12 +1002,18 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 	charge_also = NULL;
 	charge_to->calls += calls;
 	charge_to->failed += failed;
+}
 
-	/*
-	 * Rows pending for too many statements (a message of many, nested ones):
-	 * write them now, every event so far charged, and move the mark past the
-	 * writing, as at the edge of idle time.
-	 */
+/*
+ * Rows pending for too many statements (a message of many, nested ones):
+ * write them at the end of a boundary, once every event so far is charged
+ * and the calls charged are no longer the caller's to charge (so a failed
+ * write leaves nothing counted twice), and move the mark past the writing,
+ * as at the edge of idle time.
+ */
+static void
+pending_write_if_full(void)
+{
 	if (unlikely(stmt_npending >= PENDING_MAX))
 	{
 		pending_store();
@@ -1025,6 +1038,21 @@ stmt_charge(void)
 		charge_target(stmt_target, &stmt_key, stmt_calls, stmt_failed);
 	stmt_calls = 0;
 	stmt_failed = 0;
+}
+
+/*
+ * A boundary inside a message, where a statement starts: a failed write
+ * fails that statement, as anything it runs may.  (Not where the message
+ * starts, before anything of it runs, nor at a commit, which a write must
+ * not fail: those only charge, and the edge of idle time writes.)
+ */
+static void
+stmt_boundary(void)
+{
+	if (stmt_target == TARGET_UNKNOWN)
+		return;
+	stmt_charge();
+	pending_write_if_full();
 }
 
 /*
@@ -1069,7 +1097,7 @@ stmt_identify(int64 queryid)
 	{
 		if (stmt_target != TARGET_OUTSIDE)
 		{
-			stmt_charge();
+			stmt_boundary();
 			stmt_target = TARGET_OUTSIDE;
 		}
 		last_valid = false;
@@ -1083,7 +1111,7 @@ stmt_identify(int64 queryid)
 			stmt_done = false;
 		return;
 	}
-	stmt_charge();
+	stmt_boundary();
 	stmt_done = false;
 	stmt_target = TARGET_STATEMENT;
 	stmt_key = key;
@@ -1108,7 +1136,7 @@ nested_enter(int64 queryid)
 	if (!stmt_nested || stmt_nesting == 0 || queryid == INT64CONST(0) ||
 		stmt_target == TARGET_UNKNOWN || stmt_nframes >= NESTED_MAX)
 		return -1;
-	stmt_charge();
+	stmt_boundary();
 	f = &stmt_frames[stmt_nframes];
 	f->target = stmt_target;
 	f->key = stmt_key;
@@ -1163,6 +1191,9 @@ nested_leave(int frame, bool failed)
 	else
 		charge_target_also(TARGET_STATEMENT, &key, calls, nfailed,
 						   stmt_frames[0].target, &stmt_frames[0].key);
+	/* (not while an error is handled: the next boundary writes) */
+	if (!failed)
+		pending_write_if_full();
 }
 
 /*

@@ -203,6 +203,39 @@ is($node->safe_psql('postgres', q{
 	                             WHERE userid = 'regress_s5b'::regrole AND wait_event = 'flexlock_statements')
 	  FROM flexlock_statements WHERE userid = 'regress_s5b'::regrole}),
 	'6 0', '5: a message of six statements: six calls, and flexlock\'s writing in no row');
+# A write at the end of a boundary that fails (the fifth statement's
+# boundary writes the first four's rows; the write fails after the first):
+# the statement charged at that boundary keeps its one call (before: the
+# call was charged again at the next boundary).  The message fails there.
+$node->safe_psql('postgres', 'CREATE ROLE regress_s5d SUPERUSER LOGIN');
+my $w2 = $node->background_psql('postgres', on_error_stop => 0,
+	connstr => $node->connstr('postgres') . ' user=regress_s5d');
+my $five = 'SELECT 1 \\; SELECT 1, 2 \\; SELECT 1, 2, 3 \\; SELECT 1, 2, 3, 4 \\; SELECT 1, 2, 3, 4, 5';
+$w2->query_safe($five);
+$w2->query_safe('SELECT injection_points_set_local()');
+$w2->query_safe(q{SELECT injection_points_attach('flexlock-statements-stored', 'error')});
+my $log5d = -s $node->logfile;
+$w2->query($five);
+ok($node->wait_for_log(qr/ERROR:  error triggered for injection point flexlock-statements-stored/, $log5d),
+	'5: the write at the fifth statement\'s boundary failed, and the message with it');
+# (query, not query_safe: the session's stderr keeps the error)
+$w2->query(q{SELECT injection_points_detach('flexlock-statements-stored')});
+$w2->quit;
+is($node->safe_psql('postgres', q{
+	SELECT calls FROM flexlock_statements
+	 WHERE userid = 'regress_s5d'::regrole AND queryid = flexlock_query_id('SELECT 1, 2, 3, 4')}),
+	'2', '5: ... and the statement charged there has its two calls, not three');
+# Cursors closed by the commit end their statements together, with no
+# boundary between (PreCommit_Portals()): seven calls of seven statements
+# pending at once, more than there are pending rows
+$node->safe_psql('postgres', 'CREATE ROLE regress_s5c SUPERUSER LOGIN');
+my @cursors = map { 'SELECT ' . join(', ', 1 .. $_) } 1 .. 7;
+$node->safe_psql('postgres',
+	join("\n", 'BEGIN;', (map { "DECLARE regress_c$_ CURSOR FOR $cursors[$_ - 1];" } 1 .. 7), 'COMMIT;'),
+	extra_params => [ '-U', 'regress_s5c' ]);
+is($node->safe_psql('postgres', 'SELECT ' . join(' || \' \' || ', map { qq{(SELECT calls FROM flexlock_statements
+	  WHERE userid = 'regress_s5c'::regrole AND queryid = flexlock_query_id('$_'))} } @cursors)),
+	'1 1 1 1 1 1 1', '5: seven cursors closed by the commit: a call each');
 
 # --- 7. eviction by calls --------------------------------------------------------
 
