@@ -1043,8 +1043,10 @@ stmt_charge(void)
 /*
  * A boundary inside a message, where a statement starts: a failed write
  * fails that statement, as anything it runs may.  (Not where the message
- * starts, before anything of it runs, nor at a commit, which a write must
- * not fail: those only charge, and the edge of idle time writes.)
+ * starts, before anything of it runs, nor at a commit: those only charge,
+ * and the edge of idle time writes; they write only when the pending rows
+ * are full, after failed writes or calls of statements ended together, as
+ * portals dropped at a commit: see pending_of().)
  */
 static void
 stmt_boundary(void)
@@ -1088,6 +1090,7 @@ static void
 stmt_identify(int64 queryid)
 {
 	StmtKey		key;
+	bool		charged;
 
 	/*
 	 * No query id (compute_query_id off, and nobody asked for them): no
@@ -1111,13 +1114,17 @@ stmt_identify(int64 queryid)
 			stmt_done = false;
 		return;
 	}
-	stmt_boundary();
+	/* (the statement is the target before a write can fail it) */
+	charged = (stmt_target != TARGET_UNKNOWN);
+	stmt_charge();
 	stmt_done = false;
 	stmt_target = TARGET_STATEMENT;
 	stmt_key = key;
 	last_key = key;
 	last_valid = true;
 	last_ends_xact = false;
+	if (charged)
+		pending_write_if_full();
 }
 
 /*
@@ -1303,7 +1310,7 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 			MemoryContextSwitchTo(cxt);
 			edata = CopyErrorData();
 			FlushErrorState();
-			stmt_target = TARGET_OUTSIDE;
+			/* (a charge that failed left its target and calls to charge) */
 			ereport(LOG,
 					(errmsg("could not write the lock statistics of statements: %s",
 							edata->message)));

@@ -225,6 +225,10 @@ is($node->safe_psql('postgres', q{
 	SELECT calls FROM flexlock_statements
 	 WHERE userid = 'regress_s5d'::regrole AND queryid = flexlock_query_id('SELECT 1, 2, 3, 4')}),
 	'2', '5: ... and the statement charged there has its two calls, not three');
+is($node->safe_psql('postgres', q{
+	SELECT calls || ' ' || failed_calls FROM flexlock_statements
+	 WHERE userid = 'regress_s5d'::regrole AND queryid = flexlock_query_id('SELECT 1, 2, 3, 4, 5')}),
+	'1 1', '5: ... and the statement the write failed has a failed call');
 # Cursors closed by the commit end their statements together, with no
 # boundary between (PreCommit_Portals()): seven calls of seven statements
 # pending at once, more than there are pending rows
