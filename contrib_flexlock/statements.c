@@ -1005,20 +1005,27 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 }
 
 /*
+ * Write the pending rows at the end of a boundary, every event so far
+ * charged: the writing itself is nobody's, the mark moves past it.
+ */
+static void
+pending_write(void)
+{
+	pending_store();
+	LockUsageAdvance(stmt_mark, discard_sink, NULL);
+}
+
+/*
  * Rows pending for too many statements (a message of many, nested ones):
- * write them at the end of a boundary, once every event so far is charged
- * and the calls charged are no longer the caller's to charge (so a failed
- * write leaves nothing counted twice), and move the mark past the writing,
+ * write them at the end of a boundary, once the calls charged are no longer
+ * the caller's to charge (so a failed write leaves nothing counted twice),
  * as at the edge of idle time.
  */
 static void
 pending_write_if_full(void)
 {
 	if (unlikely(stmt_npending >= PENDING_MAX))
-	{
-		pending_store();
-		LockUsageAdvance(stmt_mark, discard_sink, NULL);
-	}
+		pending_write();
 }
 
 /*
@@ -1299,9 +1306,7 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 			stmt_charge();
 			/* (before writing: what follows is outside) */
 			stmt_target = TARGET_OUTSIDE;
-			pending_store();
-			/* the writing itself is nobody's: the mark moves past it */
-			LockUsageAdvance(stmt_mark, discard_sink, NULL);
+			pending_write();
 		}
 		PG_CATCH();
 		{
