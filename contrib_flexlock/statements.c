@@ -45,12 +45,14 @@
  * CLIENT_MESSAGE_IDLE draws the boundary once the backend has answered.
  *
  * A boundary costs a LockUsageAdvance() (what moved since the mark, found
- * from the process's count of events) into local pending rows; shared memory
- * is written when the backend goes idle (or has pending rows for too many
- * statements), all pending statements under one acquisition of the hash
- * table's LWLock.  That writing is counted in flexlock_backends but in no
- * statement: once it is done the mark moves past it, as past what runs
- * while tracking is off, so the rows hold the server's work and not the
+ * from the process's count of events), whose entries are appended to local
+ * pending rows; shared memory is written when the backend goes idle (or has
+ * pending rows for too many statements), all pending statements under one
+ * acquisition of the hash table's LWLock.  That writing is counted in
+ * flexlock_backends but in no statement: once it is done the mark moves past
+ * it (LockUsageSkip(), which looks at that lock's row only, or, if the write
+ * took another lock too, an advance that drops what it finds), as past what
+ * runs while tracking is off, so the rows hold the server's work and not the
  * instrument's (pg_stat_statements does not count its own lock either); so
  * does a write in the middle of a message, where a statement starts with
  * rows pending for too many statements (stmt_boundary()).  A boundary where
@@ -201,7 +203,7 @@ static bool stmt_save = true;
  * can rename the rows of extensions' tranches.)
  */
 #define STMT_DUMP_FILE	PGSTAT_STAT_PERMANENT_DIRECTORY "/flexlock_statements.stat"
-static const uint32 STMT_FILE_HEADER = 0x464c5315;
+static const uint32 STMT_FILE_HEADER = 0x464c5316;
 static const uint32 STMT_PG_MAJOR_VERSION = PG_VERSION_NUM / 100;
 
 typedef struct StmtKey
@@ -251,13 +253,23 @@ typedef enum
 	TARGET_COMMIT,
 } StmtTarget;
 
-/* Events attributed to one statement, not yet in shared memory */
+/*
+ * Events attributed to one statement, not yet in shared memory.  The sink
+ * appends them to list[] (a lock appears once per advance), and the write
+ * adds each to the entry's rows; a full list is folded into the tables, of
+ * an entry's layout, first (a long message).
+ */
+#define PENDING_LIST	24
+
 typedef struct StmtPending
 {
 	StmtKey		key;
 	bool		stored;			/* written by a write that failed later */
 	int64		calls;
 	int64		failed;
+	int			nlist;
+	uint32		list_commit;	/* a bit per list[] entry: commit's */
+	LockUsageEntry list[PENDING_LIST];
 	int			nrows;
 	int			ncommit;
 	uint32		rows_used;
@@ -355,12 +367,6 @@ key_equal(const StmtKey *a, const StmtKey *b)
 		a->dbid == b->dbid && a->toplevel == b->toplevel;
 }
 
-static inline uint32
-row_code(int kind, int id, int mode)
-{
-	return ((uint32) kind << 24) | ((uint32) id << 8) | (uint32) mode;
-}
-
 /* A row's lock (kind, mode and id, its first four bytes) as one word */
 static inline uint32
 row_word(const LockUsageEntry *e)
@@ -376,19 +382,16 @@ row_word(const LockUsageEntry *e)
 }
 
 /*
- * The slot of the row (kind, id, mode) in rows (nslots of them, the bits of
- * *used those in use, *n of them with locks of their own): its own, a free
- * one it takes (*fresh set, its counters left to the caller), or NULL if it
- * has none and no room is left for it.
+ * The slot of the row of lock (its row_word(), of kind) in rows (nslots of
+ * them, the bits of *used those in use, *n of them with locks of their own):
+ * its own, a free one it takes (*fresh set, its counters left to the
+ * caller), or NULL if it has none and no room is left for it.
  */
 static pg_attribute_always_inline LockUsageEntry *
 rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
-		  int kind, int id, int mode, bool *fresh)
+		  uint32 word, int kind, bool *fresh)
 {
-	uint32		code = row_code(kind, id, mode);
-	int			i = (int) (((uint64) (code * 0x9E3779B1U) * (uint32) nslots) >> 32);
-	LockUsageEntry lock = {.kind = kind,.mode = mode,.id = id};
-	uint32		word = row_word(&lock);
+	int			i = (int) (((uint64) (word * 0x9E3779B1U) * (uint32) nslots) >> 32);
 
 	for (int probes = 0; probes < nslots; probes++)
 	{
@@ -404,9 +407,7 @@ rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
 				(*n)++;
 			}
 			*used |= ((uint32) 1 << i);
-			e->kind = kind;
-			e->id = id;
-			e->mode = mode;
+			memcpy(e, &word, sizeof(word));
 			*fresh = true;
 			return e;
 		}
@@ -433,11 +434,14 @@ rows_add(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
 	LockUsageEntry *e;
 	bool		fresh;
 
-	e = rows_slot(rows, used, n, nslots, add->kind, add->id, add->mode, &fresh);
+	e = rows_slot(rows, used, n, nslots, row_word(add), add->kind, &fresh);
 	if (unlikely(e == NULL))
 	{
-		e = rows_slot(rows, used, n, nslots, LOCKUSAGE_OTHER,
-					  add->kind == LOCKUSAGE_OTHER ? add->id : add->kind, 0, &fresh);
+		LockUsageEntry other = {.kind = LOCKUSAGE_OTHER,.mode = 0,
+		.id = add->kind == LOCKUSAGE_OTHER ? add->id : add->kind};
+
+		e = rows_slot(rows, used, n, nslots, row_word(&other), LOCKUSAGE_OTHER,
+					  &fresh);
 		Assert(e != NULL);
 	}
 	if (fresh)
@@ -496,13 +500,32 @@ row_kind(const LockUsageEntry *e)
 	return e->kind == LOCKUSAGE_OTHER ? e->id : e->kind;
 }
 
+StaticAssertDecl(PENDING_LIST <= 32, "list_commit has a bit per list entry");
+
+/* Fold a pending statement's list into its tables */
+static pg_noinline void
+pending_fold(StmtPending *p)
+{
+	for (int i = 0; i < p->nlist; i++)
+	{
+		if (p->list_commit & ((uint32) 1 << i))
+			rows_add(p->commit, &p->commit_used, &p->ncommit, COMMIT_ROWS, &p->list[i]);
+		else
+			rows_add(p->rows, &p->rows_used, &p->nrows, STMT_ROWS, &p->list[i]);
+	}
+	p->nlist = 0;
+	p->list_commit = 0;
+}
+
 static inline void
 pending_add(StmtPending *p, bool commit, const LockUsageEntry *e)
 {
+	if (unlikely(p->nlist == PENDING_LIST))
+		pending_fold(p);
+	p->list[p->nlist] = *e;
 	if (commit)
-		rows_add(p->commit, &p->commit_used, &p->ncommit, COMMIT_ROWS, e);
-	else
-		rows_add(p->rows, &p->rows_used, &p->nrows, STMT_ROWS, e);
+		p->list_commit |= (uint32) 1 << p->nlist;
+	p->nlist++;
 }
 
 /* LockUsageSink: the events of one lock go to charge_to (and charge_also) */
@@ -818,8 +841,18 @@ entry_add(StmtEntry *e, const StmtPending *p)
 	e->failed += p->failed;
 	/* as pg_stat_statements: a use per call (a row without calls: per write) */
 	e->usage += p->calls > 0 ? (double) p->calls : 1.0;
-	rows_merge(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, p->rows, p->rows_used);
-	rows_merge(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, p->commit, p->commit_used);
+	if (unlikely((p->rows_used | p->commit_used) != 0))
+	{
+		rows_merge(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, p->rows, p->rows_used);
+		rows_merge(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, p->commit, p->commit_used);
+	}
+	for (int i = 0; i < p->nlist; i++)
+	{
+		if (p->list_commit & ((uint32) 1 << i))
+			rows_add(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, &p->list[i]);
+		else
+			rows_add(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, &p->list[i]);
+	}
 	SpinLockRelease(&e->mutex);
 }
 
@@ -941,6 +974,8 @@ pending_of(const StmtKey *key)
 	p->stored = false;
 	p->calls = 0;
 	p->failed = 0;
+	p->nlist = 0;
+	p->list_commit = 0;
 	p->nrows = 0;
 	p->ncommit = 0;
 	p->rows_used = 0;
@@ -1012,7 +1047,9 @@ static void
 pending_write(void)
 {
 	pending_store();
-	LockUsageAdvance(stmt_mark, discard_sink, NULL);
+	/* (its events are the lock's, unless it slept on a spinlock) */
+	if (!LockUsageSkip(stmt_mark, stmt_shared->lock))
+		LockUsageAdvance(stmt_mark, discard_sink, NULL);
 }
 
 /*
@@ -1113,14 +1150,19 @@ stmt_identify(int64 queryid)
 		last_valid = false;
 		return;
 	}
-	make_key(&key, queryid);
-	if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
+
+	/*
+	 * The statement identified already (its planner, its ExecutorStart), or
+	 * the same statement again ("SELECT 1; SELECT 1")
+	 */
+	if (stmt_target == TARGET_STATEMENT && stmt_key.queryid == queryid &&
+		stmt_key.toplevel && stmt_key.userid == GetUserId() &&
+		stmt_key.dbid == MyDatabaseId)
 	{
-		/* (the same statement again: "SELECT 1; SELECT 1") */
-		if (stmt_done)
-			stmt_done = false;
+		stmt_done = false;
 		return;
 	}
+	make_key(&key, queryid);
 	/* (the statement is the target before a write can fail it) */
 	charged = (stmt_target != TARGET_UNKNOWN);
 	stmt_charge();

@@ -20,6 +20,12 @@
 #    answered, the failure is logged, not sent to a client that waits for
 #    nothing (before: the lock stayed taken, "too many LWLocks taken", then
 #    a PANIC).
+# S. A write that takes a lock besides flexlock's own (an action of
+#    flexlock_inject takes OidGen at injection point
+#    flexlock-statements-stored): that lock's events are flexlock's writing
+#    too, in no row.  LockUsageSkip() moves the mark past a write whose
+#    events are all in flexlock's lock's row; here they are not, and the
+#    mark is advanced past them all.
 # 7. Eviction keeps the statements called most, not those written most
 #    often: a statement called 50 times in one message survives 150 others
 #    called twice each in two messages, with flexlock.max_statements = 100.
@@ -240,6 +246,41 @@ $node->safe_psql('postgres',
 is($node->safe_psql('postgres', 'SELECT ' . join(' || \' \' || ', map { qq{(SELECT calls FROM flexlock_statements
 	  WHERE userid = 'regress_s5c'::regrole AND queryid = flexlock_query_id('$_'))} } @cursors)),
 	'1 1 1 1 1 1 1', '5: seven cursors closed by the commit: a call each');
+
+# --- S. a write that takes another lock -----------------------------------------
+
+$node->safe_psql('postgres', 'CREATE ROLE regress_sk SUPERUSER LOGIN');
+my $sk = $node->background_psql('postgres',
+	connstr => $node->connstr('postgres') . ' user=regress_sk');
+my $skpid = $sk->query_safe('SELECT pg_backend_pid()');
+$sk->query_safe('SELECT 1');
+$node->safe_psql('postgres',
+	qq{SELECT flexlock_inject_lwlock_at('flexlock-statements-stored', 'OidGen', $skpid)});
+$sk->query_safe('SELECT 2') for 1 .. 3;
+$node->safe_psql('postgres', q{SELECT flexlock_inject_detach('flexlock-statements-stored')});
+$sk->query_safe('SELECT 3');
+is($node->safe_psql('postgres', qq{
+	SELECT (SELECT sum(acquire_exclusive) FROM flexlock_backends($skpid) WHERE tranche = 'OidGen') >= 3,
+	       (SELECT count(*) FROM flexlock_statement_locks
+		 WHERE userid = 'regress_sk'::regrole AND wait_event IN ('OidGen', 'flexlock_statements'))}),
+	't|0', "S: the write's other lock is in the backend's totals, in no row");
+is($node->safe_psql('postgres', q{
+	SELECT calls FROM flexlock_statements
+	 WHERE userid = 'regress_sk'::regrole AND queryid = flexlock_query_id('SELECT 2')}),
+	'5', 'S: ... and the statement written meanwhile has its calls (SELECT 1, 2 three times, 3: one query id)');
+# a statement of the session that takes OidGen itself: its row has its own
+# acquisitions, not the writes' too (a mark left behind at the writes')
+my $oidgen = qq{SELECT coalesce(sum(acquire_exclusive), 0) FROM flexlock_backends($skpid) WHERE tranche = 'OidGen'};
+my $before = $node->safe_psql('postgres', $oidgen);
+$sk->query_safe('CREATE TABLE regress_sk_t (a int)');
+my $after = $node->safe_psql('postgres', $oidgen);
+cmp_ok($after - $before, '>', 0, "S: CREATE TABLE took OidGen (@{[$after - $before]} times)");
+is($node->safe_psql('postgres', q{
+	SELECT sum(acquisitions) FROM flexlock_statement_locks
+	 WHERE userid = 'regress_sk'::regrole AND queryid = flexlock_query_id('CREATE TABLE regress_sk_t (a int)')
+	   AND wait_event = 'OidGen'}),
+	$after - $before, "S: ... and its row has those acquisitions only");
+$sk->quit;
 
 # --- 7. eviction by calls --------------------------------------------------------
 

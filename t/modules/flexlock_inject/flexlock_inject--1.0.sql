@@ -26,6 +26,13 @@ RETURNS void
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
+-- Attach an action to injection point POINT that acquires the individual
+-- LWLock NAME exclusively and releases it, in process PID only.
+CREATE FUNCTION flexlock_inject_lwlock_at(point text, name text, pid int)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
 -- Whether process PID is on the wait list of an LWLock: a process stopped
 -- with SIGSTOP in its sleep reads as not waiting once a release has woken it.
 CREATE FUNCTION flexlock_inject_lwlock_waiting(pid int)

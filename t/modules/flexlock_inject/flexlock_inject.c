@@ -159,6 +159,62 @@ flexlock_inject_hold_lwlock(PG_FUNCTION_ARGS)
 }
 
 /*
+ * flexlock_inject_lwlock_at(point, name, pid): attach an action to the
+ * injection point that acquires the individual LWLock of that name
+ * exclusively and releases it, in process pid only: a test makes code that
+ * takes no other lock take one there (flexlock's writing of its rows, whose
+ * own lock's events are all LockUsageSkip() expects).
+ */
+typedef struct TakeLock
+{
+	int			pid;
+	int			lock;			/* index in MainLWLockArray */
+} TakeLock;
+
+extern PGDLLEXPORT void flexlock_inject_lwlock_cb(const char *name,
+												  const void *private_data,
+												  void *arg);
+
+void
+flexlock_inject_lwlock_cb(const char *name, const void *private_data, void *arg)
+{
+	const TakeLock *t = (const TakeLock *) private_data;
+
+	if (t->pid != MyProcPid)
+		return;
+	LWLockAcquire(&MainLWLockArray[t->lock].lock, LW_EXCLUSIVE);
+	LWLockRelease(&MainLWLockArray[t->lock].lock);
+}
+
+PG_FUNCTION_INFO_V1(flexlock_inject_lwlock_at);
+Datum
+flexlock_inject_lwlock_at(PG_FUNCTION_ARGS)
+{
+#ifdef USE_INJECTION_POINTS
+	char	   *point = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	TakeLock	t = {.pid = PG_GETARG_INT32(2),.lock = -1};
+
+	for (int i = 0; i < NUM_INDIVIDUAL_LWLOCKS; i++)
+	{
+		const char *lock_name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) i);
+
+		if (lock_name != NULL && strcmp(lock_name, name) == 0)
+			t.lock = i;
+	}
+	if (t.lock < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is not the name of an individual LWLock", name)));
+	InjectionPointAttach(point, "flexlock_inject", "flexlock_inject_lwlock_cb",
+						 &t, sizeof(t));
+	PG_RETURN_VOID();
+#else
+	elog(ERROR, "injection points are not supported by this build");
+#endif
+}
+
+/*
  * flexlock_inject_lwlock_waiting(pid): whether the process of that pid is
  * on the wait list of an LWLock (lwWaiting is LW_WS_WAITING).  A releaser
  * that wakes a process sets it to LW_WS_PENDING_WAKEUP under the list's
