@@ -255,7 +255,7 @@ typedef enum
 
 /*
  * Events attributed to one statement, not yet in shared memory.  The sink
- * appends them to list[] (a lock appears once per advance), and the write
+ * appends them to list[] (mostly a lock once per boundary), and the write
  * adds each to the entry's rows; a full list is folded into the tables, of
  * an entry's layout, first (a long message).
  */
@@ -1047,7 +1047,11 @@ static void
 pending_write(void)
 {
 	pending_store();
-	/* (its events are the lock's, unless it slept on a spinlock) */
+
+	/*
+	 * (its events are its lock's, unless the write took another lock too, or
+	 * the lock's row is not in the mark yet: the backend's first write)
+	 */
 	if (!LockUsageSkip(stmt_mark, stmt_shared->lock))
 		LockUsageAdvance(stmt_mark, discard_sink, NULL);
 }

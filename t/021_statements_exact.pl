@@ -249,37 +249,42 @@ is($node->safe_psql('postgres', 'SELECT ' . join(' || \' \' || ', map { qq{(SELE
 
 # --- S. a write that takes another lock -----------------------------------------
 
+# (S reads through its own session: the write of a message comes after the
+# backend answered, and before its next message starts)
 $node->safe_psql('postgres', 'CREATE ROLE regress_sk SUPERUSER LOGIN');
 my $sk = $node->background_psql('postgres',
 	connstr => $node->connstr('postgres') . ' user=regress_sk');
 my $skpid = $sk->query_safe('SELECT pg_backend_pid()');
+# (the entry of SELECT $1 exists before the action is attached: a write
+# that makes an entry takes the lock exclusively, a path without the point)
 $sk->query_safe('SELECT 1');
-$node->safe_psql('postgres',
+$sk->query_safe(
 	qq{SELECT flexlock_inject_lwlock_at('flexlock-statements-stored', 'OidGen', $skpid)});
 $sk->query_safe('SELECT 2') for 1 .. 3;
-$node->safe_psql('postgres', q{SELECT flexlock_inject_detach('flexlock-statements-stored')});
+$sk->query_safe(q{SELECT flexlock_inject_detach('flexlock-statements-stored')});
 $sk->query_safe('SELECT 3');
-is($node->safe_psql('postgres', qq{
+is($sk->query_safe(qq{
 	SELECT (SELECT sum(acquire_exclusive) FROM flexlock_backends($skpid) WHERE tranche = 'OidGen') >= 3,
 	       (SELECT count(*) FROM flexlock_statement_locks
 		 WHERE userid = 'regress_sk'::regrole AND wait_event IN ('OidGen', 'flexlock_statements'))}),
-	't|0', "S: the write's other lock is in the backend's totals, in no row");
-is($node->safe_psql('postgres', q{
+	't|0', "S: the writes' other lock is in the backend's totals, in no row");
+is($sk->query_safe(q{
 	SELECT calls FROM flexlock_statements
 	 WHERE userid = 'regress_sk'::regrole AND queryid = flexlock_query_id('SELECT 2')}),
 	'5', 'S: ... and the statement written meanwhile has its calls (SELECT 1, 2 three times, 3: one query id)');
 # a statement of the session that takes OidGen itself: its row has its own
 # acquisitions, not the writes' too (a mark left behind at the writes')
 my $oidgen = qq{SELECT coalesce(sum(acquire_exclusive), 0) FROM flexlock_backends($skpid) WHERE tranche = 'OidGen'};
-my $before = $node->safe_psql('postgres', $oidgen);
+my $before = $sk->query_safe($oidgen);
 $sk->query_safe('CREATE TABLE regress_sk_t (a int)');
-my $after = $node->safe_psql('postgres', $oidgen);
+my $after = $sk->query_safe($oidgen);
 cmp_ok($after - $before, '>', 0, "S: CREATE TABLE took OidGen (@{[$after - $before]} times)");
-is($node->safe_psql('postgres', q{
-	SELECT sum(acquisitions) FROM flexlock_statement_locks
-	 WHERE userid = 'regress_sk'::regrole AND queryid = flexlock_query_id('CREATE TABLE regress_sk_t (a int)')
-	   AND wait_event = 'OidGen'}),
-	$after - $before, "S: ... and its row has those acquisitions only");
+is($sk->query_safe(q{
+	SELECT sum(acquisitions) FILTER (WHERE queryid = flexlock_query_id('CREATE TABLE regress_sk_t (a int)'))
+	       || ' ' || sum(acquisitions)
+	  FROM flexlock_statement_locks WHERE userid = 'regress_sk'::regrole AND wait_event = 'OidGen'}),
+	($after - $before) . ' ' . ($after - $before),
+	"S: ... and its row has those acquisitions, the session's rows no others");
 $sk->quit;
 
 # --- 7. eviction by calls --------------------------------------------------------
