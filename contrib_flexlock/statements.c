@@ -12,7 +12,7 @@
  *
  * Attribution.  A backend keeps a LockUsageMark of its counters (local
  * memory); at each boundary it hands the events since the mark to the
- * current *target* and moves the mark (LockUsageAdvance()), so that every
+ * current *target* and moves the mark (LockUsageAdvanceRows()), so that every
  * event lands in exactly one place.  The targets:
  *
  *	OUTSIDE		what runs outside any statement: connection start, and
@@ -45,7 +45,7 @@
  * CLIENT_MESSAGE_IDLE draws the boundary once the backend has answered.
  *
  * A boundary costs a LockUsageAdvance() (what moved since the mark, found
- * from the process's count of events), whose entries are appended to local
+ * from the process's count of events), whose rows are appended to local
  * pending rows; shared memory is written when the backend goes idle (or has
  * pending rows for too many statements), all pending statements under one
  * acquisition of the hash table's LWLock.  That writing is counted in
@@ -90,8 +90,13 @@
  * lost, the deallocations counted).  flexlock_reset() empties it, and
  * flexlock_statements_reset(userid, dbid, queryid) removes the entries that
  * match, as pg_stat_statements_reset() does.  An entry keeps its lock
- * events by lock, like a LockUsage, in two tables of rows (rows_add()):
- * STMT_ROWS for the statement and COMMIT_ROWS for its commit.
+ * events by lock, raw (a LockUsageRow per lock: an LWLock tranche's
+ * counters by mode, a heavyweight lock type and mode's), in two tables of
+ * rows (rows_add()): STMT_ROWS for the statement and COMMIT_ROWS for its
+ * commit.  The readers split a row by mode (LockUsageRowSplit()): an
+ * LWLock tranche's sleep time is split by the row's sleeps per mode, over
+ * the statement's whole life rather than interval by interval, which costs
+ * a boundary nothing.
  *
  * Calls.  A statement's call counts when it completes (its ExecutorEnd, or
  * its ProcessUtility returning), as pg_stat_statements counts it, so that
@@ -151,16 +156,23 @@
 #include "flexlock.h"
 
 /*
- * Lock rows of an entry: the statement's, and its commit's.  Each table
- * keeps its rows in slots hashed by lock (kind, id, mode), so that adding an
- * event is a probe, not a search; three slots are kept for the spinlock row
- * and the overflow rows of LWLocks and of heavyweight locks (kind
- * LOCKUSAGE_OTHER, id the kind they collect), which take the locks that
- * do not fit.
+ * Lock rows of an entry: the statement's, and its commit's.  A row is a
+ * lock's raw counters (LockUsageRow: an LWLock tranche's, by mode, or a
+ * heavyweight lock type and mode's), added up over the statement's
+ * intervals and split by mode when read (LockUsageRowSplit()).  Each table
+ * keeps its rows in slots hashed by row, so that adding an interval's row is
+ * a probe, not a search; three slots are kept for the spinlock row
+ * (LOCKUSAGE_SPIN_ROW) and the overflow rows of LWLocks and of heavyweight
+ * locks (ROW_OTHER_LW, ROW_OTHER_HW), which take the locks that do not fit.
  */
 #define STMT_ROWS		26
 #define COMMIT_ROWS		13
 #define ROWS_KEPT		3
+
+#define ROW_OTHER_LW	(LOCKUSAGE_SPIN_ROW + 1)
+#define ROW_OTHER_HW	(LOCKUSAGE_SPIN_ROW + 2)
+
+typedef LockUsageRow StmtRow;
 
 StaticAssertDecl(STMT_ROWS <= 32 && COMMIT_ROWS <= 32,
 				 "the slots of a table of rows are bits of a uint32");
@@ -203,7 +215,7 @@ static bool stmt_save = true;
  * can rename the rows of extensions' tranches.)
  */
 #define STMT_DUMP_FILE	PGSTAT_STAT_PERMANENT_DIRECTORY "/flexlock_statements.stat"
-static const uint32 STMT_FILE_HEADER = 0x464c5316;
+static const uint32 STMT_FILE_HEADER = 0x464c5317;
 static const uint32 STMT_PG_MAJOR_VERSION = PG_VERSION_NUM / 100;
 
 typedef struct StmtKey
@@ -226,8 +238,8 @@ typedef struct StmtEntry
 	int			ncommit;
 	uint32		rows_used;		/* a bit per slot of rows[] in use */
 	uint32		commit_used;
-	LockUsageEntry rows[STMT_ROWS];
-	LockUsageEntry commit[COMMIT_ROWS];
+	StmtRow		rows[STMT_ROWS];
+	StmtRow		commit[COMMIT_ROWS];
 } StmtEntry;
 
 typedef struct StmtShared
@@ -255,7 +267,8 @@ typedef enum
 
 /*
  * Events attributed to one statement, not yet in shared memory.  The sink
- * appends them to list[] (mostly a lock once per boundary), and the write
+ * appends the rows of an interval to list[] (mostly a lock once per
+ * boundary), and the write
  * adds each to the entry's rows; a full list is folded into the tables, of
  * an entry's layout, first (a long message).
  */
@@ -269,13 +282,13 @@ typedef struct StmtPending
 	int64		failed;
 	int			nlist;
 	uint32		list_commit;	/* a bit per list[] entry: commit's */
-	LockUsageEntry list[PENDING_LIST];
+	StmtRow		list[PENDING_LIST];
 	int			nrows;
 	int			ncommit;
 	uint32		rows_used;
 	uint32		commit_used;
-	LockUsageEntry rows[STMT_ROWS];
-	LockUsageEntry commit[COMMIT_ROWS];
+	StmtRow		rows[STMT_ROWS];
+	StmtRow		commit[COMMIT_ROWS];
 } StmtPending;
 
 static LockUsageMark *stmt_mark = NULL; /* NULL until the backend tracks */
@@ -367,51 +380,52 @@ key_equal(const StmtKey *a, const StmtKey *b)
 		a->dbid == b->dbid && a->toplevel == b->toplevel;
 }
 
-/* A row's lock (kind, mode and id, its first four bytes) as one word */
-static inline uint32
-row_word(const LockUsageEntry *e)
+/* Add a row's counters to another's (written out: see row_diff_copy()) */
+static pg_attribute_always_inline void
+row_counters_add(StmtRow *e, const StmtRow *add)
 {
-	uint32		w;
-
-	StaticAssertStmt(offsetof(LockUsageEntry, kind) == 0 &&
-					 offsetof(LockUsageEntry, mode) == 1 &&
-					 offsetof(LockUsageEntry, id) == 2,
-					 "a LockUsageEntry starts with its lock");
-	memcpy(&w, e, sizeof(w));
-	return w;
+	e->v[0] += add->v[0];
+	e->v[1] += add->v[1];
+	e->v[2] += add->v[2];
+	e->v[3] += add->v[3];
+	e->v[4] += add->v[4];
+	e->v[5] += add->v[5];
+	e->v[6] += add->v[6];
+	e->v[7] += add->v[7];
+	e->v[8] += add->v[8];
 }
 
 /*
- * The slot of the row of lock (its row_word(), of kind) in rows (nslots of
- * them, the bits of *used those in use, *n of them with locks of their own):
- * its own, a free one it takes (*fresh set, its counters left to the
- * caller), or NULL if it has none and no room is left for it.
+ * The slot of row (a LockUsageRow's row) in rows (nslots of them, the bits
+ * of *used those in use, *n of them with locks of their own): its own, a
+ * free one it takes (*fresh set, its counters left to the caller), or NULL
+ * if it has none and no room is left for it.
  */
-static pg_attribute_always_inline LockUsageEntry *
-rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
-		  uint32 word, int kind, bool *fresh)
+static pg_attribute_always_inline StmtRow *
+rows_slot(StmtRow *rows, uint32 *used, int *n, int nslots, int32 row,
+		  bool *fresh)
 {
-	int			i = (int) (((uint64) (word * 0x9E3779B1U) * (uint32) nslots) >> 32);
+	int			i = (int) (((uint64) ((uint32) row * 0x9E3779B1U) * (uint32) nslots) >> 32);
 
 	for (int probes = 0; probes < nslots; probes++)
 	{
-		LockUsageEntry *e = &rows[i];
+		StmtRow    *e = &rows[i];
 
 		if ((*used & (((uint32) 1 << i))) == 0)
 		{
 			/* a lock of its own needs room beside the kept slots */
-			if (kind != LOCKUSAGE_OTHER && kind != LOCKUSAGE_SPINLOCK)
+			if (row < LOCKUSAGE_SPIN_ROW)
 			{
 				if (*n >= nslots - ROWS_KEPT)
 					return NULL;
 				(*n)++;
 			}
 			*used |= ((uint32) 1 << i);
-			memcpy(e, &word, sizeof(word));
+			e->row = row;
 			*fresh = true;
 			return e;
 		}
-		if (row_word(e) == word)
+		if (e->row == row)
 		{
 			*fresh = false;
 			return e;
@@ -423,43 +437,30 @@ rows_slot(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
 }
 
 /*
- * Add one entry to rows (nslots, the bits of *used those in use, *n of them
+ * Add one row to rows (nslots, the bits of *used those in use, *n of them
  * with locks of their own): to the row of its lock, or, when there is no
  * room for that, to the overflow row of its kind.
  */
 static pg_attribute_always_inline void
-rows_add(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
-		 const LockUsageEntry *add)
+rows_add(StmtRow *rows, uint32 *used, int *n, int nslots, const StmtRow *add)
 {
-	LockUsageEntry *e;
+	StmtRow    *e;
 	bool		fresh;
 
-	e = rows_slot(rows, used, n, nslots, row_word(add), add->kind, &fresh);
+	e = rows_slot(rows, used, n, nslots, add->row, &fresh);
 	if (unlikely(e == NULL))
 	{
-		LockUsageEntry other = {.kind = LOCKUSAGE_OTHER,.mode = 0,
-		.id = add->kind == LOCKUSAGE_OTHER ? add->id : add->kind};
-
-		e = rows_slot(rows, used, n, nslots, row_word(&other), LOCKUSAGE_OTHER,
+		e = rows_slot(rows, used, n, nslots,
+					  add->row < LOCKSTATS_NUM_TRANCHES ? ROW_OTHER_LW : ROW_OTHER_HW,
 					  &fresh);
 		Assert(e != NULL);
 	}
 	if (fresh)
 	{
-		e->acquired = add->acquired;
-		e->fastpath = add->fastpath;
-		e->shared_table = add->shared_table;
-		e->sleeps = add->sleeps;
-		e->sleep_ns = add->sleep_ns;
-		e->hold_ns = add->hold_ns;
+		memcpy(e->v, add->v, sizeof(e->v));
 		return;
 	}
-	e->acquired += add->acquired;
-	e->fastpath += add->fastpath;
-	e->shared_table += add->shared_table;
-	e->sleeps += add->sleeps;
-	e->sleep_ns += add->sleep_ns;
-	e->hold_ns += add->hold_ns;
+	row_counters_add(e, add);
 }
 
 /*
@@ -468,36 +469,85 @@ rows_add(LockUsageEntry *rows, uint32 *used, int *n, int nslots,
  * probe then.
  */
 static void
-rows_merge(LockUsageEntry *dst, uint32 *dst_used, int *n, int nslots,
-		   const LockUsageEntry *src, uint32 src_used)
+rows_merge(StmtRow *dst, uint32 *dst_used, int *n, int nslots,
+		   const StmtRow *src, uint32 src_used)
 {
 	while (src_used != 0)
 	{
 		int			i = pg_rightmost_one_pos32(src_used);
-		const LockUsageEntry *add = &src[i];
-		LockUsageEntry *e = &dst[i];
+		const StmtRow *add = &src[i];
+		StmtRow    *e = &dst[i];
 
 		src_used &= src_used - 1;
-		if ((*dst_used & ((uint32) 1 << i)) != 0 &&
-			e->kind == add->kind && e->id == add->id && e->mode == add->mode)
-		{
-			e->acquired += add->acquired;
-			e->fastpath += add->fastpath;
-			e->shared_table += add->shared_table;
-			e->sleeps += add->sleeps;
-			e->sleep_ns += add->sleep_ns;
-			e->hold_ns += add->hold_ns;
-		}
+		if ((*dst_used & ((uint32) 1 << i)) != 0 && e->row == add->row)
+			row_counters_add(e, add);
 		else
 			rows_add(dst, dst_used, n, nslots, add);
 	}
 }
 
-/* The kind of lock a row counts: an overflow row's is in its id */
+/* The kind of lock a row counts */
 static inline int
-row_kind(const LockUsageEntry *e)
+row_kind(int32 row)
 {
-	return e->kind == LOCKUSAGE_OTHER ? e->id : e->kind;
+	if (row < LOCKSTATS_NUM_TRANCHES || row == ROW_OTHER_LW)
+		return LOCKUSAGE_LWLOCK;
+	if (row == LOCKUSAGE_SPIN_ROW)
+		return LOCKUSAGE_SPINLOCK;
+	return LOCKUSAGE_HWLOCK;
+}
+
+/* LockUsageSink: collects a row's entries (at most four) */
+typedef struct RowEntries
+{
+	int			n;
+	LockUsageEntry e[4];
+} RowEntries;
+
+static void
+collect_sink(void *arg, const LockUsageEntry *e)
+{
+	RowEntries *c = (RowEntries *) arg;
+
+	Assert(c->n < lengthof(c->e));
+	c->e[c->n++] = *e;
+}
+
+/*
+ * A row as it is read: by mode (LockUsageRowSplit()), an overflow row as
+ * one entry of kind LOCKUSAGE_OTHER whose id is the kind it collects.
+ */
+static void
+row_entries(const StmtRow *r, RowEntries *out)
+{
+	LockUsageEntry *e = &out->e[0];
+
+	out->n = 0;
+	if (r->row <= LOCKUSAGE_SPIN_ROW)
+	{
+		LockUsageRowSplit(r, collect_sink, out);
+		return;
+	}
+	memset(e, 0, sizeof(*e));
+	e->kind = LOCKUSAGE_OTHER;
+	if (r->row == ROW_OTHER_LW)
+	{
+		e->id = LOCKUSAGE_LWLOCK;
+		e->acquired = r->v[0] + r->v[1] + r->v[2];
+		e->sleeps = r->v[3] + r->v[4] + r->v[5];
+		e->sleep_ns = r->v[6];
+		e->hold_ns = r->v[7] + r->v[8];
+	}
+	else
+	{
+		e->id = LOCKUSAGE_HWLOCK;
+		e->fastpath = r->v[0];
+		e->shared_table = r->v[1];
+		e->acquired = r->v[0] + r->v[1] + r->v[2];
+		e->sleeps = r->v[3];
+		e->sleep_ns = r->v[4];
+	}
+	out->n = 1;
 }
 
 StaticAssertDecl(PENDING_LIST <= 32, "list_commit has a bit per list entry");
@@ -518,28 +568,42 @@ pending_fold(StmtPending *p)
 }
 
 static inline void
-pending_add(StmtPending *p, bool commit, const LockUsageEntry *e)
+pending_add(StmtPending *p, bool commit, const StmtRow *r)
 {
 	if (unlikely(p->nlist == PENDING_LIST))
 		pending_fold(p);
-	p->list[p->nlist] = *e;
+	p->list[p->nlist] = *r;
 	if (commit)
 		p->list_commit |= (uint32) 1 << p->nlist;
 	p->nlist++;
 }
 
-/* LockUsageSink: the events of one lock go to charge_to (and charge_also) */
+/*
+ * LockUsageRowSinks: an interval's rows go to a pending statement (arg), as
+ * its own or its commit's, or to charge_to and charge_also
+ */
 static void
-pending_sink(void *arg, const LockUsageEntry *e)
+pending_sink(void *arg, const LockUsageRow *r)
 {
-	pending_add(charge_to, charge_commit, e);
-	if (charge_also != NULL)
-		pending_add(charge_also, charge_also_commit, e);
+	pending_add((StmtPending *) arg, false, r);
 }
 
-/* LockUsageSink: events that are nobody's (flexlock's own writing) */
 static void
-discard_sink(void *arg, const LockUsageEntry *e)
+pending_commit_sink(void *arg, const LockUsageRow *r)
+{
+	pending_add((StmtPending *) arg, true, r);
+}
+
+static void
+pending_both_sink(void *arg, const LockUsageRow *r)
+{
+	pending_add(charge_to, charge_commit, r);
+	pending_add(charge_also, charge_also_commit, r);
+}
+
+/* LockUsageRowSink: events that are nobody's (flexlock's own writing) */
+static void
+discard_sink(void *arg, const LockUsageRow *r)
 {
 }
 
@@ -899,43 +963,75 @@ pending_store_locked(void)
 }
 
 /*
+ * A write that failed half way (out of memory evicting, an error in a test)
+ * leaves pending_writing set: the statements written already leave the
+ * pending ones (so that the next try does not write them again, and what
+ * they get meanwhile is pending anew), and the lock is let go if the error
+ * has not done it (at the edge of idle time no transaction's abort does).
+ * Done before the pending statements are used again, instead of in a
+ * PG_CATCH of every write.
+ */
+static bool pending_writing = false;
+
+static pg_noinline void
+pending_recover(void)
+{
+	int			n = 0;
+
+	if (LWLockHeldByMe(stmt_shared->lock))
+	{
+		/* as LWLockReleaseAll(): the error has reset the holdoff count */
+		HOLD_INTERRUPTS();
+		LWLockRelease(stmt_shared->lock);
+	}
+	/* keep the statements not written, and only those */
+	for (int i = 0; i < stmt_npending; i++)
+	{
+		if (!stmt_pending[i].stored)
+			stmt_pending[n++] = stmt_pending[i];
+	}
+	stmt_npending = n;
+	pending_writing = false;
+}
+
+/*
  * Write every pending statement to shared memory, under one acquisition of
- * the lock (shared if every entry exists).  A write can fail half way (out
- * of memory evicting, an error in a test): the lock is let go, even where
- * no transaction's abort would do it (at the edge of idle time), and the
- * statements written already leave the pending ones (the next try does not
- * write them again, and what they get meanwhile is pending anew).
+ * the lock (shared if every entry exists).  For a caller in a transaction
+ * (whose abort lets the lock go on an error) or in the PG_TRY of the edge of
+ * idle time (whose PG_CATCH recovers); elsewhere pending_store_guarded().
  */
 static void
 pending_store(void)
 {
+	if (unlikely(pending_writing))
+		pending_recover();
 	if (stmt_npending == 0)
 		return;
+	pending_writing = true;
+	pending_store_locked();
+	pending_writing = false;
+	stmt_npending = 0;
+}
+
+/*
+ * The same, wherever it is called: a write because the pending statements
+ * are full, which can come where a message starts, outside any transaction
+ * (rarely: after failed writes or calls of statements ended together), and
+ * at the backend's exit.  An error lets the lock go at once.
+ */
+static pg_noinline void
+pending_store_guarded(void)
+{
 	PG_TRY();
 	{
-		pending_store_locked();
+		pending_store();
 	}
 	PG_CATCH();
 	{
-		int			n = 0;
-
-		if (LWLockHeldByMe(stmt_shared->lock))
-		{
-			/* as LWLockReleaseAll(): the error has reset the holdoff count */
-			HOLD_INTERRUPTS();
-			LWLockRelease(stmt_shared->lock);
-		}
-		/* keep the statements not written, and only those */
-		for (int i = 0; i < stmt_npending; i++)
-		{
-			if (!stmt_pending[i].stored)
-				stmt_pending[n++] = stmt_pending[i];
-		}
-		stmt_npending = n;
+		pending_recover();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	stmt_npending = 0;
 }
 
 /* --- attribution ------------------------------------------------------------ */
@@ -956,6 +1052,8 @@ pending_of(const StmtKey *key)
 {
 	StmtPending *p;
 
+	if (unlikely(pending_writing))
+		pending_recover();
 	for (int i = 0; i < stmt_npending; i++)
 	{
 		if (key_equal(&stmt_pending[i].key, key))
@@ -968,7 +1066,7 @@ pending_of(const StmtKey *key)
 	 * for the target charged next)
 	 */
 	if (unlikely(stmt_npending == PENDING_SLOTS))
-		pending_store();
+		pending_store_guarded();
 	p = &stmt_pending[stmt_npending++];
 	p->key = *key;
 	p->stored = false;
@@ -1008,6 +1106,7 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 				   StmtTarget also_target, const StmtKey *also_key)
 {
 	StmtKey		outside;
+	LockUsageRowSink sink;
 
 	if (target == TARGET_UNKNOWN)
 		return;
@@ -1020,9 +1119,11 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 		make_key(&outside, INT64CONST(0));
 		key = &outside;
 	}
+	if (unlikely(pending_writing))
+		pending_recover();
 	/* room for both (short of it as pending_of() can be full) */
 	if (unlikely(stmt_npending > PENDING_SLOTS - 2))
-		pending_store();
+		pending_store_guarded();
 	if (also_target == TARGET_STATEMENT || also_target == TARGET_COMMIT)
 	{
 		charge_also = pending_of(also_key);
@@ -1030,10 +1131,16 @@ charge_target_also(StmtTarget target, const StmtKey *key,
 	}
 	charge_to = pending_of(key);
 	charge_commit = (target == TARGET_COMMIT);
-	LockUsageAdvance(stmt_mark, pending_sink, NULL);
+	if (charge_also != NULL)
+		sink = pending_both_sink;
+	else if (charge_commit)
+		sink = pending_commit_sink;
+	else
+		sink = pending_sink;
+	LockUsageAdvanceRows(stmt_mark, sink, charge_to);
 	/* and the events of parallel workers this backend led meanwhile */
 	if (LockUsageReceivedAny)
-		LockUsageReportReceived(pending_sink, NULL);
+		LockUsageReportReceived(sink, charge_to);
 	charge_also = NULL;
 	charge_to->calls += calls;
 	charge_to->failed += failed;
@@ -1053,7 +1160,7 @@ pending_write(void)
 	 * the lock's row is not in the mark yet: the backend's first write)
 	 */
 	if (!LockUsageSkip(stmt_mark, stmt_shared->lock))
-		LockUsageAdvance(stmt_mark, discard_sink, NULL);
+		LockUsageAdvanceRows(stmt_mark, discard_sink, NULL);
 }
 
 /*
@@ -1071,13 +1178,12 @@ pending_write_if_full(void)
 
 /*
  * Draw a boundary: the events since the mark, and the calls counted, go to
- * the current target.
+ * the current target (stmt_charge(), below, returns at once if there are
+ * none).
  */
-static void
-stmt_charge(void)
+static pg_noinline void
+stmt_charge_moved(void)
 {
-	if (stmt_target == TARGET_UNKNOWN)
-		return;
 	/* a nested statement's events are its top-level statement's too */
 	if (stmt_target == TARGET_STATEMENT && !stmt_key.toplevel && stmt_nframes > 0)
 		charge_target_also(stmt_target, &stmt_key, stmt_calls, stmt_failed,
@@ -1086,6 +1192,18 @@ stmt_charge(void)
 		charge_target(stmt_target, &stmt_key, stmt_calls, stmt_failed);
 	stmt_calls = 0;
 	stmt_failed = 0;
+}
+
+static inline void
+stmt_charge(void)
+{
+	if (stmt_target == TARGET_UNKNOWN)
+		return;
+	/* (as charge_target_also(), before its call: the edges of idle time) */
+	if (stmt_calls == 0 && stmt_failed == 0 && !LockUsageMoved(stmt_mark) &&
+		!LockUsageReceivedAny)
+		return;
+	stmt_charge_moved();
 }
 
 /*
@@ -1126,16 +1244,16 @@ static void stmt_before_exit(int code, Datum arg);
 static void
 stmt_start_backend(void)
 {
-	stmt_mark = MemoryContextAlloc(TopMemoryContext, sizeof(LockUsageMark));
+	stmt_mark = MemoryContextAllocZero(TopMemoryContext, sizeof(LockUsageMark));
 	LockUsageMarkStart(stmt_mark);
 	stmt_target = TARGET_OUTSIDE;
 	stmt_backend = true;
 	before_shmem_exit(stmt_before_exit, (Datum) 0);
 }
 
-/* A top-level statement is identified */
-static void
-stmt_identify(int64 queryid)
+/* A top-level statement is identified: see stmt_identify() */
+static pg_noinline void
+stmt_identify_new(int64 queryid)
 {
 	StmtKey		key;
 	bool		charged;
@@ -1155,17 +1273,6 @@ stmt_identify(int64 queryid)
 		return;
 	}
 
-	/*
-	 * The statement identified already (its planner, its ExecutorStart), or
-	 * the same statement again ("SELECT 1; SELECT 1")
-	 */
-	if (stmt_target == TARGET_STATEMENT && stmt_key.queryid == queryid &&
-		stmt_key.toplevel && stmt_key.userid == GetUserId() &&
-		stmt_key.dbid == MyDatabaseId)
-	{
-		stmt_done = false;
-		return;
-	}
 	make_key(&key, queryid);
 	/* (the statement is the target before a write can fail it) */
 	charged = (stmt_target != TARGET_UNKNOWN);
@@ -1181,21 +1288,35 @@ stmt_identify(int64 queryid)
 }
 
 /*
+ * A top-level statement is identified: the first of its hooks makes it the
+ * target, the others find it is already (its planner, its ExecutorStart),
+ * as does the same statement again ("SELECT 1; SELECT 1").
+ */
+static inline void
+stmt_identify(int64 queryid)
+{
+	if (stmt_target == TARGET_STATEMENT && stmt_key.queryid == queryid &&
+		stmt_key.toplevel && stmt_key.userid == GetUserId() &&
+		stmt_key.dbid == MyDatabaseId)
+		stmt_done = false;
+	else
+		stmt_identify_new(queryid);
+}
+
+/*
  * A nested statement's hook starts (flexlock.track = all): the caller's
  * events so far go to the caller, whose target waits in a frame while the
  * statement's are its own.  Returns the frame, or -1 if the statement
  * counts for its caller: not tracking nested statements, not nested, no
  * query id, a caller not identified yet (its events are still UNKNOWN's),
- * or NESTED_MAX frames deep already.
+ * or NESTED_MAX frames deep already (nested_enter(), below, tells; then
+ * nested_enter_frame() pushes the frame).
  */
-static int
-nested_enter(int64 queryid)
+static pg_noinline int
+nested_enter_frame(int64 queryid)
 {
 	StmtFrame  *f;
 
-	if (!stmt_nested || stmt_nesting == 0 || queryid == INT64CONST(0) ||
-		stmt_target == TARGET_UNKNOWN || stmt_nframes >= NESTED_MAX)
-		return -1;
 	stmt_boundary();
 	f = &stmt_frames[stmt_nframes];
 	f->target = stmt_target;
@@ -1211,6 +1332,15 @@ nested_enter(int64 queryid)
 	return stmt_nframes - 1;
 }
 
+static inline int
+nested_enter(int64 queryid)
+{
+	if (likely(!stmt_nested) || stmt_nesting == 0 || queryid == INT64CONST(0) ||
+		stmt_target == TARGET_UNKNOWN || stmt_nframes >= NESTED_MAX)
+		return -1;
+	return nested_enter_frame(queryid);
+}
+
 /*
  * The hook of the frame's nested statement is done, or failed: the events
  * since the last boundary go to the statement (an error's too, as a
@@ -1221,16 +1351,14 @@ nested_enter(int64 queryid)
  * After an error, the events stay the caller's if flexlock's own lock is
  * still held (an error while writing rows): charging could need it again.
  */
-static void
-nested_leave(int frame, bool failed)
+static pg_noinline void
+nested_leave_frame(int frame, bool failed)
 {
 	StmtFrame  *f;
 	StmtKey		key;
 	int64		calls;
 	int64		nfailed;
 
-	if (frame < 0)
-		return;
 	Assert(stmt_nframes == frame + 1);
 	Assert(stmt_target == TARGET_STATEMENT && !stmt_key.toplevel);
 	key = stmt_key;
@@ -1242,6 +1370,9 @@ nested_leave(int frame, bool failed)
 	stmt_calls = f->calls;
 	stmt_failed = f->failed;
 	stmt_nframes = frame;
+	/* (a write that failed half way lets the lock go now, as it always did) */
+	if (failed && pending_writing)
+		pending_recover();
 	if (failed && LWLockHeldByMe(stmt_shared->lock))
 		return;
 	/* the top-level statement: the caller, or the bottom frame's */
@@ -1254,6 +1385,13 @@ nested_leave(int frame, bool failed)
 	/* (not while an error is handled: the next boundary writes) */
 	if (!failed)
 		pending_write_if_full();
+}
+
+static inline void
+nested_leave(int frame, bool failed)
+{
+	if (frame >= 0)
+		nested_leave_frame(frame, failed);
 }
 
 /*
@@ -1290,7 +1428,7 @@ stmt_before_exit(int code, Datum arg)
 	if (stmt_target == TARGET_UNKNOWN)
 		stmt_target = TARGET_OUTSIDE;
 	stmt_charge();
-	pending_store();
+	pending_store_guarded();
 	stmt_backend = false;
 }
 
@@ -1361,6 +1499,9 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 			MemoryContextSwitchTo(cxt);
 			edata = CopyErrorData();
 			FlushErrorState();
+			/* (no transaction's abort lets the lock go here) */
+			if (pending_writing)
+				pending_recover();
 			/* (a charge that failed left its target and calls to charge) */
 			ereport(LOG,
 					(errmsg("could not write the lock statistics of statements: %s",
@@ -1948,13 +2089,13 @@ key_columns(const StmtKey *key, bool all_visible, Datum *values, bool *nulls)
 }
 
 /*
- * Ten totals of lock rows (the slots in used): LWLock acquisitions, sleeps, sleep
+ * Ten totals of lock rows (the slots in use): LWLock acquisitions, sleeps, sleep
  * time, hold time; heavyweight lock acquisitions, through the fast path, in
  * the shared table, waits, wait time; spinlock delays.  An overflow row
  * counts for the kind it collects.
  */
 static int
-total_columns(const LockUsageEntry *rows, uint32 used, Datum *values)
+total_columns(const StmtRow *rows, uint32 used, Datum *values)
 {
 	int64		lw_acq = 0,
 				lw_sleeps = 0,
@@ -1969,25 +2110,25 @@ total_columns(const LockUsageEntry *rows, uint32 used, Datum *values)
 
 	for (; used != 0; used &= used - 1)
 	{
-		const LockUsageEntry *e = &rows[pg_rightmost_one_pos32(used)];
+		const StmtRow *r = &rows[pg_rightmost_one_pos32(used)];
 
-		switch (row_kind(e))
+		switch (row_kind(r->row))
 		{
 			case LOCKUSAGE_HWLOCK:
-				hw_acq += e->acquired;
-				hw_fast += e->fastpath;
-				hw_shared += e->shared_table;
-				hw_waits += e->sleeps;
-				hw_wait_ns += e->sleep_ns;
+				hw_acq += r->v[0] + r->v[1] + r->v[2];
+				hw_fast += r->v[0];
+				hw_shared += r->v[1];
+				hw_waits += r->v[3];
+				hw_wait_ns += r->v[4];
 				break;
 			case LOCKUSAGE_SPINLOCK:
-				spin += e->sleeps;
+				spin += r->v[1];
 				break;
 			case LOCKUSAGE_LWLOCK:
-				lw_acq += e->acquired;
-				lw_sleeps += e->sleeps;
-				lw_sleep_ns += e->sleep_ns;
-				lw_hold_ns += e->hold_ns;
+				lw_acq += r->v[0] + r->v[1] + r->v[2];
+				lw_sleeps += r->v[3] + r->v[4] + r->v[5];
+				lw_sleep_ns += r->v[6];
+				lw_hold_ns += r->v[7] + r->v[8];
 				break;
 		}
 	}
@@ -2077,16 +2218,30 @@ statement_locks_internal(FunctionCallInfo fcinfo, StmtApi api)
 
 		for (int part = 0; part < 2; part++)
 		{
-			LockUsageEntry *rows = part == 0 ? e->rows : e->commit;
+			StmtRow    *rows = part == 0 ? e->rows : e->commit;
 			uint32		used = part == 0 ? e->rows_used : e->commit_used;
+			RowEntries	split = {0};
+			int			next = 0;
 
-			for (; used != 0; used &= used - 1)
+			for (;;)
 			{
-				LockUsageEntry *u = &rows[pg_rightmost_one_pos32(used)];
+				LockUsageEntry *u;
 				Datum		values[14];
 				bool		nulls[14] = {0};
 				int			c;
 
+				/* the next entry of the row, or of the next row in use */
+				if (next == split.n)
+				{
+					if (used == 0)
+						break;
+					row_entries(&rows[pg_rightmost_one_pos32(used)], &split);
+					used &= used - 1;
+					next = 0;
+					if (split.n == 0)
+						continue;
+				}
+				u = &split.e[next++];
 				c = key_columns(&e->key, all_visible, values, nulls);
 				values[c++] = BoolGetDatum(part == 1);
 				if (api >= STMT_API_1_4)
@@ -2239,7 +2394,7 @@ flexlock_query_id_1_3(PG_FUNCTION_ARGS)
 static const char *
 usage_wait_event_type(const LockUsageEntry *e)
 {
-	switch (row_kind(e))
+	switch (e->kind == LOCKUSAGE_OTHER ? e->id : e->kind)
 	{
 		case LOCKUSAGE_LWLOCK:
 			return "LWLock";

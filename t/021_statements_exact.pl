@@ -1,7 +1,8 @@
 # t/021_statements_exact.pl — the figures of flexlock_statements are exact
 # (issue 41): each case shows one way they were wrong.
 #
-# 1. An entry keeps 24 lock rows; what does not fit goes to an overflow row.
+# 1. An entry keeps 23 locks (a lock's modes in one row of its table) and
+#    an overflow row per kind for those that do not fit.
 #    The overflow row must keep its kinds apart: a heavyweight lock wait
 #    that lands there is a heavyweight lock wait, not an LWLock sleep.  The
 #    entry is filled first by a call that takes 32 individual LWLocks (test
@@ -80,9 +81,10 @@ SELECT regress_rows(0);
 });
 my $qid = $node->safe_psql('postgres', q{SELECT flexlock_query_id('SELECT regress_rows(0)')});
 is( $node->safe_psql('postgres', qq{
-		SELECT count(*) FILTER (WHERE wait_event NOT IN ('(other)', 'SpinDelay')) || ' ' || bool_or(wait_event = '(other)')
+		SELECT count(DISTINCT (wait_event_type, wait_event)) FILTER (WHERE wait_event NOT IN ('(other)', 'SpinDelay'))
+		       || ' ' || bool_or(wait_event = '(other)')
 		  FROM flexlock_statement_locks WHERE queryid = $qid AND NOT commit}),
-	'23 true', '1: the first call filled the entry: 23 lock rows, and an overflow row');
+	'23 true', '1: the first call filled the entry: 23 locks, and an overflow row');
 
 my $holder = $node->background_psql('postgres');
 $holder->query_safe('SELECT pg_advisory_lock(41)');
@@ -172,7 +174,20 @@ ok( $node->wait_for_log(
 		qr/LOG:  could not write the lock statistics of statements: error triggered for injection point flexlock-statements-stored/,
 		$log5),
 	'5: the write failed half way, when W had answered: logged, not sent to its client');
+# W idles now: flexlock's lock must be free (no transaction's abort let it go
+# there).  A reset by another session takes it exclusively: it completes, or
+# is seen waiting for it, as long as W sends nothing.
+my $r5 = $node->background_psql('postgres');
+my $r5pid = $r5->query_safe('SELECT pg_backend_pid()');
+$r5->query_until(qr/resetting/, "\\echo resetting\nSELECT flexlock_statements_reset(0, 0, 4242) \\; SELECT 'reset done';\n");
+$node->poll_query_until('postgres', qq{
+	SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid = $r5pid AND state = 'idle') = 1
+	    OR (SELECT count(*) FROM pg_stat_activity WHERE pid = $r5pid AND wait_event = 'flexlock_statements') = 1})
+  or die 'the reset neither completed nor waited';
+is($node->safe_psql('postgres', qq{SELECT state FROM pg_stat_activity WHERE pid = $r5pid}),
+	'idle', "5: ... and W, idle, holds no lock: another session's reset completes");
 $w->query_safe(q{SELECT injection_points_detach('flexlock-statements-stored')});
+$r5->quit;
 is($w->query_safe('SELECT 2 AS two, 3 AS three'), '2|3', '5: W goes on');
 $w->query_safe('SELECT 1');
 my ($rows5, $backend5) = split /\|/, $node->safe_psql('postgres', qq{
