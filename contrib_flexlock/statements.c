@@ -570,12 +570,26 @@ pending_fold(StmtPending *p)
 static inline void
 pending_add(StmtPending *p, bool commit, const StmtRow *r)
 {
-	if (unlikely(p->nlist == PENDING_LIST))
-		pending_fold(p);
-	p->list[p->nlist] = *r;
 	if (commit)
 		p->list_commit |= (uint32) 1 << p->nlist;
-	p->nlist++;
+	p->list[p->nlist++] = *r;
+}
+
+/* (a full list is folded first; out of line, so that the sinks need no frame) */
+static pg_noinline void
+pending_add_full(StmtPending *p, bool commit, const StmtRow *r)
+{
+	pending_fold(p);
+	pending_add(p, commit, r);
+}
+
+static inline void
+pending_sink_to(StmtPending *p, bool commit, const StmtRow *r)
+{
+	if (likely(p->nlist < PENDING_LIST))
+		pending_add(p, commit, r);
+	else
+		pending_add_full(p, commit, r);
 }
 
 /*
@@ -585,20 +599,20 @@ pending_add(StmtPending *p, bool commit, const StmtRow *r)
 static void
 pending_sink(void *arg, const LockUsageRow *r)
 {
-	pending_add((StmtPending *) arg, false, r);
+	pending_sink_to((StmtPending *) arg, false, r);
 }
 
 static void
 pending_commit_sink(void *arg, const LockUsageRow *r)
 {
-	pending_add((StmtPending *) arg, true, r);
+	pending_sink_to((StmtPending *) arg, true, r);
 }
 
 static void
 pending_both_sink(void *arg, const LockUsageRow *r)
 {
-	pending_add(charge_to, charge_commit, r);
-	pending_add(charge_also, charge_also_commit, r);
+	pending_sink_to(charge_to, charge_commit, r);
+	pending_sink_to(charge_also, charge_also_commit, r);
 }
 
 /* LockUsageRowSink: events that are nobody's (flexlock's own writing) */
@@ -1150,7 +1164,7 @@ charge_target_also(StmtTarget target, const StmtKey *key,
  * Write the pending rows at the end of a boundary, every event so far
  * charged: the writing itself is nobody's, the mark moves past it.
  */
-static void
+static inline void
 pending_write(void)
 {
 	pending_store();
@@ -1287,6 +1301,15 @@ stmt_identify_new(int64 queryid)
 		pending_write_if_full();
 }
 
+/* Is the target the top-level statement of this query id (and user)? */
+static inline bool
+stmt_is_target(int64 queryid)
+{
+	return stmt_target == TARGET_STATEMENT && stmt_key.queryid == queryid &&
+		stmt_key.toplevel && stmt_key.userid == GetUserId() &&
+		stmt_key.dbid == MyDatabaseId;
+}
+
 /*
  * A top-level statement is identified: the first of its hooks makes it the
  * target, the others find it is already (its planner, its ExecutorStart),
@@ -1295,9 +1318,7 @@ stmt_identify_new(int64 queryid)
 static inline void
 stmt_identify(int64 queryid)
 {
-	if (stmt_target == TARGET_STATEMENT && stmt_key.queryid == queryid &&
-		stmt_key.toplevel && stmt_key.userid == GetUserId() &&
-		stmt_key.dbid == MyDatabaseId)
+	if (stmt_is_target(queryid))
 		stmt_done = false;
 	else
 		stmt_identify_new(queryid);
@@ -1771,19 +1792,20 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
 	 */
 	if (stmt_tracking() && stmt_nesting == 0)
 	{
-		StmtKey		key;
+		int64		queryid = queryDesc->plannedstmt->queryId;
 
 		/* (no query id: no statement, no call) */
-		if (queryDesc->plannedstmt->queryId != INT64CONST(0))
+		if (stmt_is_target(queryid))
 		{
-			make_key(&key, queryDesc->plannedstmt->queryId);
-			if (stmt_target == TARGET_STATEMENT && key_equal(&key, &stmt_key))
-			{
-				stmt_calls++;
-				stmt_done = true;
-			}
-			else
-				pending_of(&key)->calls++;
+			stmt_calls++;
+			stmt_done = true;
+		}
+		else if (queryid != INT64CONST(0))
+		{
+			StmtKey		key;
+
+			make_key(&key, queryid);
+			pending_of(&key)->calls++;
 		}
 	}
 	else if (stmt_tracking())
