@@ -552,17 +552,30 @@ row_entries(const StmtRow *r, RowEntries *out)
 
 StaticAssertDecl(PENDING_LIST <= 32, "list_commit has a bit per list entry");
 
-/* Fold a pending statement's list into its tables */
-static pg_noinline void
-pending_fold(StmtPending *p)
+/*
+ * Add the rows of a pending statement's list to tables of an entry's layout
+ * (the statement's own, or its entry's): each to rows or, if its bit in
+ * list_commit is set, to commit
+ */
+static pg_attribute_always_inline void
+list_add_to(const StmtPending *p, StmtRow *rows, uint32 *rows_used, int *nrows,
+			StmtRow *commit, uint32 *commit_used, int *ncommit)
 {
 	for (int i = 0; i < p->nlist; i++)
 	{
 		if (p->list_commit & ((uint32) 1 << i))
-			rows_add(p->commit, &p->commit_used, &p->ncommit, COMMIT_ROWS, &p->list[i]);
+			rows_add(commit, commit_used, ncommit, COMMIT_ROWS, &p->list[i]);
 		else
-			rows_add(p->rows, &p->rows_used, &p->nrows, STMT_ROWS, &p->list[i]);
+			rows_add(rows, rows_used, nrows, STMT_ROWS, &p->list[i]);
 	}
+}
+
+/* Fold a pending statement's list into its tables */
+static pg_noinline void
+pending_fold(StmtPending *p)
+{
+	list_add_to(p, p->rows, &p->rows_used, &p->nrows,
+				p->commit, &p->commit_used, &p->ncommit);
 	p->nlist = 0;
 	p->list_commit = 0;
 }
@@ -924,13 +937,8 @@ entry_add(StmtEntry *e, const StmtPending *p)
 		rows_merge(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, p->rows, p->rows_used);
 		rows_merge(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, p->commit, p->commit_used);
 	}
-	for (int i = 0; i < p->nlist; i++)
-	{
-		if (p->list_commit & ((uint32) 1 << i))
-			rows_add(e->commit, &e->commit_used, &e->ncommit, COMMIT_ROWS, &p->list[i]);
-		else
-			rows_add(e->rows, &e->rows_used, &e->nrows, STMT_ROWS, &p->list[i]);
-	}
+	list_add_to(p, e->rows, &e->rows_used, &e->nrows,
+				e->commit, &e->commit_used, &e->ncommit);
 	SpinLockRelease(&e->mutex);
 }
 

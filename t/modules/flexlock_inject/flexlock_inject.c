@@ -122,6 +122,29 @@ flexlock_inject_detach(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The index in MainLWLockArray of the individual LWLock of that name (as
+ * pg_stat_activity names its waiters: 'WALWrite'), or an error.
+ */
+static int
+individual_lwlock(text *name_text)
+{
+	char	   *name = text_to_cstring(name_text);
+
+	for (int i = 0; i < NUM_INDIVIDUAL_LWLOCKS; i++)
+	{
+		const char *lock_name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) i);
+
+		/* (the ids of individual locks that were removed have no name) */
+		if (lock_name != NULL && strcmp(lock_name, name) == 0)
+			return i;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("\"%s\" is not the name of an individual LWLock", name)));
+	pg_unreachable();
+}
+
+/*
  * flexlock_inject_hold_lwlock(name): acquire the individual LWLock of that
  * name (as pg_stat_activity names its waiters: 'WALWrite') exclusively,
  * run the injection point flexlock-inject-lwlock-held, and release it.
@@ -133,24 +156,7 @@ PG_FUNCTION_INFO_V1(flexlock_inject_hold_lwlock);
 Datum
 flexlock_inject_hold_lwlock(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	LWLock	   *lock = NULL;
-
-	for (int i = 0; i < NUM_INDIVIDUAL_LWLOCKS; i++)
-	{
-		const char *lock_name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) i);
-
-		/* (the ids of individual locks that were removed have no name) */
-		if (lock_name != NULL && strcmp(lock_name, name) == 0)
-		{
-			lock = &MainLWLockArray[i].lock;
-			break;
-		}
-	}
-	if (lock == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("\"%s\" is not the name of an individual LWLock", name)));
+	LWLock	   *lock = &MainLWLockArray[individual_lwlock(PG_GETARG_TEXT_PP(0))].lock;
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
 	INJECTION_POINT("flexlock-inject-lwlock-held", NULL);
@@ -192,20 +198,9 @@ flexlock_inject_lwlock_at(PG_FUNCTION_ARGS)
 {
 #ifdef USE_INJECTION_POINTS
 	char	   *point = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	TakeLock	t = {.pid = PG_GETARG_INT32(2),.lock = -1};
+	TakeLock	t = {.pid = PG_GETARG_INT32(2),
+	.lock = individual_lwlock(PG_GETARG_TEXT_PP(1))};
 
-	for (int i = 0; i < NUM_INDIVIDUAL_LWLOCKS; i++)
-	{
-		const char *lock_name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) i);
-
-		if (lock_name != NULL && strcmp(lock_name, name) == 0)
-			t.lock = i;
-	}
-	if (t.lock < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("\"%s\" is not the name of an individual LWLock", name)));
 	InjectionPointAttach(point, "flexlock_inject", "flexlock_inject_lwlock_cb",
 						 &t, sizeof(t));
 	PG_RETURN_VOID();
