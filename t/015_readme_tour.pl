@@ -28,8 +28,9 @@
 # build lacks, make pgbench without a script or without a server: one line
 # saying what to do, nothing started or removed; FRESH=1 makes a new data
 # directory.  Last, every relative link of README.md and docs/*.md resolves
-# (a file or directory, and an anchor to a heading), and the README is a
-# front page (under 250 lines).
+# (a file or directory, and an anchor to a heading), no table cell there is
+# longer than a paragraph (800 characters), and the README is a front page
+# (under 250 lines).
 use strict;
 use warnings FATAL => 'all';
 
@@ -466,6 +467,15 @@ for my $doc (@docs)
 		}
 	}
 	is($bad, 0, "$name: its $n links resolve");
+
+	# reference reads as text: no table cell longer than a paragraph
+	my @long;
+	for my $row (grep { /^\|/ } split /\n/, $text)
+	{
+		push @long, map { length($_) . ' characters: ' . substr($_, 0, 40) }
+		  grep { length($_) > 800 } split /\s*(?<!\\)\|\s*/, $row;
+	}
+	is_deeply(\@long, [], "$name: no table cell longer than 800 characters");
 }
 
 my $lines = () = $readme =~ /\n/g;
