@@ -1541,9 +1541,57 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 	}
 }
 
+/*
+ * A top-level hook (planner, ExecutorStart, Run, Finish, and ProcessUtility
+ * but for CALL and DO) runs its statement without a PG_TRY, a setjmp per hook
+ * and statement.  An error that leaves it ends in the abort of its
+ * transaction, or of the subtransaction that was current when it began (a
+ * SAVEPOINT's), and that abort's callback sets the level back
+ * (top_unwound()) before it counts the failed call.  No other abort unwinds
+ * it: nothing in a planner, an executor or those utility statements ends a
+ * transaction without an error (CALL and DO do, COMMIT and ROLLBACK in a
+ * procedure: their hook keeps its PG_TRY), and a subtransaction begun inside
+ * the hook (an exception block's), whose abort is caught there, has an id
+ * from stmt_top_inner on (ids only grow within a transaction).
+ */
+static bool stmt_top_open = false;
+static SubTransactionId stmt_top_inner = InvalidSubTransactionId;
+
+static inline void
+top_enter(void)
+{
+	Assert(stmt_nesting == 0);
+	stmt_nesting = 1;
+	stmt_top_open = true;
+	stmt_top_inner = InvalidSubTransactionId;
+}
+
+static inline void
+top_leave(void)
+{
+	Assert(stmt_nesting == 1);
+	stmt_nesting = 0;
+	stmt_top_open = false;
+}
+
+/* The abort of subid, or of the transaction (InvalidSubTransactionId) */
+static inline void
+top_unwound(SubTransactionId subid)
+{
+	if (stmt_top_open &&
+		(subid == InvalidSubTransactionId ||
+		 stmt_top_inner == InvalidSubTransactionId || subid < stmt_top_inner))
+	{
+		stmt_nesting = 0;
+		stmt_top_open = false;
+	}
+}
+
 static void
 stmt_xact_callback(XactEvent event, void *arg)
 {
+	if (event == XACT_EVENT_ABORT)
+		top_unwound(InvalidSubTransactionId);
 	if (!stmt_tracking())
 		return;
 	switch (event)
@@ -1594,12 +1642,25 @@ stmt_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* A statement in a subtransaction (after a SAVEPOINT) fails */
+/*
+ * A statement in a subtransaction (after a SAVEPOINT) fails; and where
+ * subtransactions begin inside a top-level hook (see top_unwound())
+ */
 static void
 stmt_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					  SubTransactionId parentSubid, void *arg)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB && stmt_tracking())
+	if (event == SUBXACT_EVENT_START_SUB)
+	{
+		/* the first subtransaction begun inside a top-level hook */
+		if (stmt_top_open && stmt_top_inner == InvalidSubTransactionId)
+			stmt_top_inner = mySubid;
+		return;
+	}
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	top_unwound(mySubid);
+	if (stmt_tracking())
 		stmt_failed_top();
 }
 
@@ -1647,7 +1708,18 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 								boundParams);
 	}
 	if (stmt_nesting == 0)
+	{
 		stmt_identify(parse->queryId);
+		top_enter();
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions,
+									   boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions,
+									  boundParams);
+		top_leave();
+		return result;
+	}
 	frame = nested_enter(parse->queryId);
 
 	stmt_nesting++;
@@ -1685,12 +1757,19 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			standard_ExecutorStart(queryDesc, eflags);
 		return;
 	}
-	if (stmt_nesting == 0)
-		stmt_identify(queryDesc->plannedstmt->queryId);
-	else
-		frame = nested_enter(queryDesc->plannedstmt->queryId);
-
 	/* what runs in ExecutorStart (initial partition pruning) is nested */
+	if (stmt_nesting == 0)
+	{
+		stmt_identify(queryDesc->plannedstmt->queryId);
+		top_enter();
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+		top_leave();
+		return;
+	}
+	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
 	{
@@ -1728,8 +1807,18 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 	 * An Execute message of the extended protocol runs a portal whose
 	 * ExecutorStart ran in its Bind: the statement is known again here.
 	 */
-	if (stmt_nesting == 0 && stmt_target == TARGET_UNKNOWN)
-		stmt_identify(queryDesc->plannedstmt->queryId);
+	if (stmt_nesting == 0)
+	{
+		if (stmt_target == TARGET_UNKNOWN)
+			stmt_identify(queryDesc->plannedstmt->queryId);
+		top_enter();
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+		top_leave();
+		return;
+	}
 	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
@@ -1763,8 +1852,18 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 			standard_ExecutorFinish(queryDesc);
 		return;
 	}
-	if (stmt_nesting == 0 && stmt_target == TARGET_UNKNOWN)
-		stmt_identify(queryDesc->plannedstmt->queryId);
+	if (stmt_nesting == 0)
+	{
+		if (stmt_target == TARGET_UNKNOWN)
+			stmt_identify(queryDesc->plannedstmt->queryId);
+		top_enter();
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+		top_leave();
+		return;
+	}
 	frame = nested_enter(queryDesc->plannedstmt->queryId);
 	stmt_nesting++;
 	PG_TRY();
@@ -1914,6 +2013,26 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	}
 	frame = nested_enter(queryid);
 
+	/*
+	 * CALL and DO may end transactions without an error (COMMIT and ROLLBACK
+	 * in a procedure): only their hook needs the PG_TRY at the top level
+	 */
+	if (top && !IsA(pstmt->utilityStmt, CallStmt) &&
+		!IsA(pstmt->utilityStmt, DoStmt))
+	{
+		top_enter();
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		top_leave();
+		if (stmt_target == TARGET_STATEMENT)
+			stmt_calls++;
+		stmt_done = true;
+		return;
+	}
 	stmt_nesting++;
 	PG_TRY();
 	{

@@ -16,7 +16,11 @@
 #    pgbench -M prepared's BEGIN and END count every call; with
 #    flexlock.track = all a nested statement that fails counts its own
 #    failed call and its caller's.  pg_stat_statements counts only the completed calls: the
-#    join of the two finds the same calls.
+#    join of the two finds the same calls.  Transactions that end inside a
+#    top-level statement without an error (CALL and DO that commit and roll
+#    back, an exception block's subtransaction) leave the statements inside
+#    nested and the top-level statement one call; one that fails after its
+#    caught error, in a SAVEPOINT, counts a failed call.
 # 3. flexlock_statements_reset(userid, dbid, queryid), as
 #    pg_stat_statements_reset(): one statement (both its toplevel rows), one
 #    role's, and all, which alone zeroes dealloc and moves stats_reset.
@@ -254,6 +258,82 @@ CREATE TABLE regress_pk (a int PRIMARY KEY, b serial);
 });
 is($node->safe_psql('postgres', 'SELECT count(*) FROM flexlock_statements WHERE NOT toplevel'),
 	'0', '2: track = all: CREATE TABLE\'s subcommands have no rows');
+
+# transactions that end without an error inside a top-level statement:
+# CALL and DO whose procedure commits and rolls back, and an exception
+# block's subtransaction under a top-level SELECT.  The statements inside
+# stay nested (no top-level row of their own), and the top-level statement
+# counts one call: a top-level planner or executor hook runs without a
+# PG_TRY and is set back by the abort that unwinds it, which neither of
+# these aborts is; and a statement that fails after its function caught an
+# error, in a SAVEPOINT's subtransaction, is unwound by the older one's
+# abort.  Both levels of tracking.
+$node->safe_psql('postgres', q{
+CREATE TABLE regress_tc (a int);
+CREATE PROCEDURE regress_tc_proc() LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO regress_tc VALUES (1);
+  ROLLBACK;
+  INSERT INTO regress_tc VALUES (2);
+  COMMIT;
+  INSERT INTO regress_tc VALUES (3);
+END $$;
+CREATE FUNCTION regress_tc_catch() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    INSERT INTO regress_tc VALUES (1 / 0);
+  EXCEPTION WHEN division_by_zero THEN
+    NULL;
+  END;
+  INSERT INTO regress_tc VALUES (4);
+  RETURN 1;
+END $$;
+});
+for my $track ('top', 'all')
+{
+	$node->safe_psql('postgres', 'SELECT flexlock_statements_reset()');
+	($rc, $out, $err) = $node->psql('postgres', qq{
+SET flexlock.track = '$track';
+CALL regress_tc_proc();
+DO \$\$BEGIN INSERT INTO regress_tc VALUES (5); ROLLBACK; INSERT INTO regress_tc VALUES (6); END\$\$;
+SELECT regress_tc_catch();
+SELECT regress_tc_catch();
+});
+	is($rc, 0, "2: track = $track: CALL and DO that end transactions, a caught error");
+	# a statement that fails after its caught error, in a SAVEPOINT's
+	# subtransaction: the abort that unwinds it is of a subtransaction
+	# older than the caught one
+	($rc, $out, $err) = $node->psql('postgres', qq{
+SET flexlock.track = '$track';
+BEGIN;
+SAVEPOINT s;
+SELECT regress_tc_catch() / 0;
+ROLLBACK TO s;
+SELECT regress_tc_catch();
+COMMIT;
+}, on_error_stop => 0);
+	like($err, qr/division by zero/, "2: track = $track: after a caught error, the statement failed");
+	is($node->safe_psql('postgres', q{
+		SELECT calls || ' ' || failed_calls FROM flexlock_statements
+		 WHERE toplevel AND queryid = flexlock_query_id('SELECT regress_tc_catch() / 0')}),
+		'0 1', "2: track = $track: ... a failed call");
+	is($node->safe_psql('postgres', q{
+		SELECT string_agg(calls || ' ' || failed_calls, ', ' ORDER BY o)
+		  FROM flexlock_statements
+		  JOIN (VALUES (1, flexlock_query_id('CALL regress_tc_proc()')),
+					   (2, flexlock_query_id('SELECT regress_tc_catch()'))) v(o, q) ON queryid = q
+		 WHERE toplevel}),
+		'1 0, 3 0', "2: track = $track: the CALL one call, the SELECT three, none failed");
+	is($node->safe_psql('postgres', q{
+		SELECT count(*) FROM flexlock_statements
+		 WHERE toplevel AND queryid = flexlock_query_id('INSERT INTO regress_tc VALUES (1)')}),
+		'0', "2: track = $track: the INSERTs inside have no top-level row");
+	is($node->safe_psql('postgres', q{
+		SELECT coalesce(string_agg(calls || ' ' || failed_calls, ', '), 'none') FROM flexlock_statements
+		 WHERE NOT toplevel AND queryid = flexlock_query_id('INSERT INTO regress_tc VALUES (1)')}),
+		$track eq 'all' ? '9 0' : 'none',
+		"2: track = $track: ... and with track = all their own nested row (9 calls: the caught error's INSERT is another statement)");
+}
 
 # --- 3. flexlock_statements_reset ----------------------------------------------
 
