@@ -301,6 +301,8 @@ static int64 stmt_calls = 0;	/* calls of stmt_key not yet charged */
 static int64 stmt_failed = 0;	/* failed calls of stmt_key not yet charged */
 static bool stmt_done = false;	/* the top-level statement has completed */
 static int	stmt_nesting = 0;	/* executor, planner and utility depth */
+static bool stmt_top_open = false;	/* a top-level hook runs: top_enter() */
+static SubTransactionId stmt_top_inner = InvalidSubTransactionId;
 
 /* The last top-level statement of the current transaction */
 static bool last_valid = false;
@@ -1481,8 +1483,10 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 		return;
 	}
 	/* between messages no statement runs: no frame is left (nested_leave) */
-	Assert(stmt_nframes == 0 && stmt_nesting == 0);
+	Assert(stmt_nframes == 0 && stmt_nesting == 0 && !stmt_top_open);
 	stmt_nframes = 0;
+	stmt_nesting = 0;
+	stmt_top_open = false;
 	stmt_nested = (stmt_track == TRACK_ALL);
 	if (unlikely(stmt_paused))
 	{
@@ -1543,20 +1547,20 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 
 /*
  * A top-level hook (planner, ExecutorStart, Run, Finish, and ProcessUtility
- * but for CALL and DO) runs its statement without a PG_TRY, a setjmp per hook
- * and statement.  An error that leaves it ends in the abort of its
+ * but for CALL, DO and transaction statements) runs its statement without a
+ * PG_TRY, a setjmp per hook and statement.  An error that leaves it ends in the abort of its
  * transaction, or of the subtransaction that was current when it began (a
  * SAVEPOINT's), and that abort's callback sets the level back
  * (top_unwound()) before it counts the failed call.  No other abort unwinds
  * it: nothing in a planner, an executor or those utility statements ends a
  * transaction without an error (CALL and DO do, COMMIT and ROLLBACK in a
- * procedure: their hook keeps its PG_TRY), and a subtransaction begun inside
- * the hook (an exception block's), whose abort is caught there, has an id
- * from stmt_top_inner on (ids only grow within a transaction).
+ * procedure: their hook keeps its PG_TRY; a transaction statement can fail
+ * in a failed block, where no abort runs: so does its hook), and a
+ * subtransaction begun inside the hook (an exception block's), whose abort
+ * is caught there, has an id from stmt_top_inner on (ids only grow within a
+ * transaction; after a commit inside the hook, every subtransaction is one
+ * begun inside it).
  */
-static bool stmt_top_open = false;
-static SubTransactionId stmt_top_inner = InvalidSubTransactionId;
-
 static inline void
 top_enter(void)
 {
@@ -1592,6 +1596,15 @@ stmt_xact_callback(XactEvent event, void *arg)
 {
 	if (event == XACT_EVENT_ABORT)
 		top_unwound(InvalidSubTransactionId);
+
+	/*
+	 * A commit inside a top-level statement (VACUUM, CREATE INDEX
+	 * CONCURRENTLY...): the next transaction's subtransaction ids start
+	 * again, and every one of them begins inside the hook
+	 */
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_PREPARE) &&
+		stmt_top_open)
+		stmt_top_inner = TopSubTransactionId;
 	if (!stmt_tracking())
 		return;
 	switch (event)
@@ -2014,11 +2027,14 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	frame = nested_enter(queryid);
 
 	/*
-	 * CALL and DO may end transactions without an error (COMMIT and ROLLBACK
-	 * in a procedure): only their hook needs the PG_TRY at the top level
+	 * At the top level only these keep the PG_TRY: CALL and DO may end
+	 * transactions without an error (COMMIT and ROLLBACK in a procedure), and
+	 * a transaction statement may fail where no abort follows (ROLLBACK TO a
+	 * savepoint that does not exist, in a block that has failed already)
 	 */
 	if (top && !IsA(pstmt->utilityStmt, CallStmt) &&
-		!IsA(pstmt->utilityStmt, DoStmt))
+		!IsA(pstmt->utilityStmt, DoStmt) &&
+		!IsA(pstmt->utilityStmt, TransactionStmt))
 	{
 		top_enter();
 		if (prev_ProcessUtility)

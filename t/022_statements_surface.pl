@@ -20,7 +20,9 @@
 #    top-level statement without an error (CALL and DO that commit and roll
 #    back, an exception block's subtransaction) leave the statements inside
 #    nested and the top-level statement one call; one that fails after its
-#    caught error, in a SAVEPOINT, counts a failed call.
+#    caught error, in a SAVEPOINT, counts a failed call; after a ROLLBACK TO
+#    that fails in a failed block (no abort follows it), the next statement
+#    is a top-level call.
 # 3. flexlock_statements_reset(userid, dbid, queryid), as
 #    pg_stat_statements_reset(): one statement (both its toplevel rows), one
 #    role's, and all, which alone zeroes dealloc and moves stats_reset.
@@ -334,6 +336,23 @@ COMMIT;
 		$track eq 'all' ? '9 0' : 'none',
 		"2: track = $track: ... and with track = all their own nested row (9 calls: the caught error's INSERT is another statement)");
 }
+
+# a transaction statement that fails where no abort follows: ROLLBACK TO a
+# savepoint that does not exist, in a block that has failed already (found
+# by a review); the statements after it are top-level statements again
+($rc, $out, $err) = $node->psql('postgres', q{
+BEGIN;
+SELECT 1 / 0;
+ROLLBACK TO SAVEPOINT regress_nosuch;
+ROLLBACK;
+SELECT 4343 AS regress_after_failed_block;
+}, on_error_stop => 0);
+like($err, qr/savepoint "regress_nosuch" does not exist|current transaction is aborted/,
+	'2: ROLLBACK TO a missing savepoint in a failed block failed');
+is($node->safe_psql('postgres', q{
+	SELECT calls || ' ' || failed_calls FROM flexlock_statements
+	 WHERE toplevel AND queryid = flexlock_query_id('SELECT 4343 AS regress_after_failed_block')}),
+	'1 0', '2: ... and the statement after the ROLLBACK is a top-level call');
 
 # --- 3. flexlock_statements_reset ----------------------------------------------
 
