@@ -1548,10 +1548,10 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
 /*
  * A top-level hook (planner, ExecutorStart, Run, Finish, and ProcessUtility
  * but for CALL, DO and transaction statements) runs its statement without a
- * PG_TRY, a setjmp per hook and statement.  An error that leaves it ends in the abort of its
- * transaction, or of the subtransaction that was current when it began (a
- * SAVEPOINT's), and that abort's callback sets the level back
- * (top_unwound()) before it counts the failed call.  No other abort unwinds
+ * PG_TRY, a setjmp per hook and statement.  An error that leaves it ends in
+ * the abort of its transaction, or of the subtransaction that was current
+ * when it began (a SAVEPOINT's), and that abort's callback sets the level
+ * back (top_unwound()) before it counts the failed call.  No other abort unwinds
  * it: nothing in a planner, an executor or those utility statements ends a
  * transaction without an error (CALL and DO do, COMMIT and ROLLBACK in a
  * procedure: their hook keeps its PG_TRY; a transaction statement can fail
@@ -1694,6 +1694,70 @@ utility_transparent(Node *utilityStmt)
 		 IsA(utilityStmt, DeallocateStmt));
 }
 
+/*
+ * The next hook of each chain, or the standard routine: what every hook below
+ * runs, whatever it counts around it
+ */
+static inline PlannedStmt *
+next_planner(Query *parse, const char *query_string, int cursorOptions,
+			 ParamListInfo boundParams)
+{
+	if (prev_planner_hook)
+		return prev_planner_hook(parse, query_string, cursorOptions,
+								 boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
+}
+
+static inline void
+next_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static inline void
+next_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
+{
+	if (prev_ExecutorRun)
+		prev_ExecutorRun(queryDesc, direction, count);
+	else
+		standard_ExecutorRun(queryDesc, direction, count);
+}
+
+static inline void
+next_ExecutorFinish(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+}
+
+static inline void
+next_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+static inline void
+next_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
 static void
 stmt_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 {
@@ -1713,23 +1777,12 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 	int			frame;
 
 	if (!stmt_tracking())
-	{
-		if (prev_planner_hook)
-			return prev_planner_hook(parse, query_string, cursorOptions,
-									 boundParams);
-		return standard_planner(parse, query_string, cursorOptions,
-								boundParams);
-	}
+		return next_planner(parse, query_string, cursorOptions, boundParams);
 	if (stmt_nesting == 0)
 	{
 		stmt_identify(parse->queryId);
 		top_enter();
-		if (prev_planner_hook)
-			result = prev_planner_hook(parse, query_string, cursorOptions,
-									   boundParams);
-		else
-			result = standard_planner(parse, query_string, cursorOptions,
-									  boundParams);
+		result = next_planner(parse, query_string, cursorOptions, boundParams);
 		top_leave();
 		return result;
 	}
@@ -1738,12 +1791,7 @@ stmt_planner(Query *parse, const char *query_string, int cursorOptions,
 	stmt_nesting++;
 	PG_TRY();
 	{
-		if (prev_planner_hook)
-			result = prev_planner_hook(parse, query_string, cursorOptions,
-									   boundParams);
-		else
-			result = standard_planner(parse, query_string, cursorOptions,
-									  boundParams);
+		result = next_planner(parse, query_string, cursorOptions, boundParams);
 	}
 	PG_CATCH();
 	{
@@ -1764,10 +1812,7 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 	if (!stmt_tracking())
 	{
-		if (prev_ExecutorStart)
-			prev_ExecutorStart(queryDesc, eflags);
-		else
-			standard_ExecutorStart(queryDesc, eflags);
+		next_ExecutorStart(queryDesc, eflags);
 		return;
 	}
 	/* what runs in ExecutorStart (initial partition pruning) is nested */
@@ -1775,10 +1820,7 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	{
 		stmt_identify(queryDesc->plannedstmt->queryId);
 		top_enter();
-		if (prev_ExecutorStart)
-			prev_ExecutorStart(queryDesc, eflags);
-		else
-			standard_ExecutorStart(queryDesc, eflags);
+		next_ExecutorStart(queryDesc, eflags);
 		top_leave();
 		return;
 	}
@@ -1786,10 +1828,7 @@ stmt_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	stmt_nesting++;
 	PG_TRY();
 	{
-		if (prev_ExecutorStart)
-			prev_ExecutorStart(queryDesc, eflags);
-		else
-			standard_ExecutorStart(queryDesc, eflags);
+		next_ExecutorStart(queryDesc, eflags);
 	}
 	PG_CATCH();
 	{
@@ -1809,10 +1848,7 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 
 	if (!stmt_tracking())
 	{
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count);
-		else
-			standard_ExecutorRun(queryDesc, direction, count);
+		next_ExecutorRun(queryDesc, direction, count);
 		return;
 	}
 
@@ -1825,10 +1861,7 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 		if (stmt_target == TARGET_UNKNOWN)
 			stmt_identify(queryDesc->plannedstmt->queryId);
 		top_enter();
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count);
-		else
-			standard_ExecutorRun(queryDesc, direction, count);
+		next_ExecutorRun(queryDesc, direction, count);
 		top_leave();
 		return;
 	}
@@ -1836,10 +1869,7 @@ stmt_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
 	stmt_nesting++;
 	PG_TRY();
 	{
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count);
-		else
-			standard_ExecutorRun(queryDesc, direction, count);
+		next_ExecutorRun(queryDesc, direction, count);
 	}
 	PG_CATCH();
 	{
@@ -1859,10 +1889,7 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 
 	if (!stmt_tracking())
 	{
-		if (prev_ExecutorFinish)
-			prev_ExecutorFinish(queryDesc);
-		else
-			standard_ExecutorFinish(queryDesc);
+		next_ExecutorFinish(queryDesc);
 		return;
 	}
 	if (stmt_nesting == 0)
@@ -1870,10 +1897,7 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 		if (stmt_target == TARGET_UNKNOWN)
 			stmt_identify(queryDesc->plannedstmt->queryId);
 		top_enter();
-		if (prev_ExecutorFinish)
-			prev_ExecutorFinish(queryDesc);
-		else
-			standard_ExecutorFinish(queryDesc);
+		next_ExecutorFinish(queryDesc);
 		top_leave();
 		return;
 	}
@@ -1881,10 +1905,7 @@ stmt_ExecutorFinish(QueryDesc *queryDesc)
 	stmt_nesting++;
 	PG_TRY();
 	{
-		if (prev_ExecutorFinish)
-			prev_ExecutorFinish(queryDesc);
-		else
-			standard_ExecutorFinish(queryDesc);
+		next_ExecutorFinish(queryDesc);
 	}
 	PG_CATCH();
 	{
@@ -1933,18 +1954,12 @@ stmt_ExecutorEnd(QueryDesc *queryDesc)
 
 	if (frame < 0)
 	{
-		if (prev_ExecutorEnd)
-			prev_ExecutorEnd(queryDesc);
-		else
-			standard_ExecutorEnd(queryDesc);
+		next_ExecutorEnd(queryDesc);
 		return;
 	}
 	PG_TRY();
 	{
-		if (prev_ExecutorEnd)
-			prev_ExecutorEnd(queryDesc);
-		else
-			standard_ExecutorEnd(queryDesc);
+		next_ExecutorEnd(queryDesc);
 	}
 	PG_CATCH();
 	{
@@ -2008,12 +2023,8 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (!stmt_tracking() || utility_transparent(pstmt->utilityStmt))
 	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 		return;
 	}
 	top = (stmt_nesting == 0);
@@ -2037,12 +2048,8 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		!IsA(pstmt->utilityStmt, TransactionStmt))
 	{
 		top_enter();
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 		top_leave();
 		if (stmt_target == TARGET_STATEMENT)
 			stmt_calls++;
@@ -2052,12 +2059,8 @@ stmt_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	stmt_nesting++;
 	PG_TRY();
 	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 	}
 	PG_CATCH();
 	{
