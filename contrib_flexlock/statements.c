@@ -1377,8 +1377,9 @@ nested_enter(int64 queryid)
  * since the last boundary go to the statement (an error's too, as a
  * top-level statement's error is its own; the call counts only if the hook
  * completed: stmt_calls is counted after it, and a hook that failed counts
- * a failed call), and its caller is the target again.  The frame is popped before anything is charged, so that
- * the stack stays as deep as the hooks running even if charging fails.
+ * a failed call), and its caller is the target again.  The frame is popped
+ * before anything is charged, so that the stack stays as deep as the hooks
+ * running even if charging fails.
  * After an error, the events stay the caller's if flexlock's own lock is
  * still held (an error while writing rows): charging could need it again.
  */
@@ -1551,8 +1552,8 @@ stmt_client_message(ClientMessageEdge edge, int firstchar)
  * PG_TRY, a setjmp per hook and statement.  An error that leaves it ends in
  * the abort of its transaction, or of the subtransaction that was current
  * when it began (a SAVEPOINT's), and that abort's callback sets the level
- * back (top_unwound()) before it counts the failed call.  No other abort unwinds
- * it: nothing in a planner, an executor or those utility statements ends a
+ * back (top_unwound()) before it counts the failed call.  No other abort
+ * unwinds it: nothing in a planner, an executor or those utility statements ends a
  * transaction without an error (CALL and DO do, COMMIT and ROLLBACK in a
  * procedure: their hook keeps its PG_TRY; a transaction statement can fail
  * in a failed block, where no abort runs: so does its hook), and a
