@@ -23,7 +23,7 @@
 #   LAYERING_EXTRA_FUNCS="f g"  `make layering`: more functions to compare beside LWLock's
 #   BUNDLE_BUILDS="..."  `make bundle`: the installs to ship (default: vanilla patched)
 #   BUNDLE_OUT=dir       `make bundle`: where the tarball goes (default: build/bundle)
-#   MACHINE_PROFILE_OUT=dir  `make machine-profile`: where it goes (default: bench-scripts/results/DATE-machine-HOST)
+#   MACHINE_PROFILE_OUT=dir  `make machine-profile`: where it goes (default: results/DATE-machine-HOST)
 #   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"  `make machine-profile`: more options
 #   WORKLOAD=w VARIANT=v PAIRS=w:v,... PAIRS_FILE=f TXNS=N TRACE_OUT=dir TRACE_ARGS="..."  `make trace` (SCALE too)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run

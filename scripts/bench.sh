@@ -5,7 +5,7 @@
 #   PRESET=quick|default|full|seed-000|...   (bench-scripts/presets/)
 #   BENCH_ARGS="--clients 1,8 --reps 5"      more flexbench options
 #   BENCH_OUT=dir                            run directory (default: a new
-#                                            one under bench-scripts/results/)
+#                                            one under results/)
 
 . "$(dirname "$0")/lib.sh"
 

@@ -12,8 +12,8 @@
 #   flexbench                the launcher (POSIX sh): checks python3, the
 #                            installs and, as root, the unprivileged user, then
 #                            runs bench-scripts/flexbench.py on this directory
-#   bench-scripts/           the driver, workloads and presets (no results/ or
-#                            tests/), variants/, patches/
+#   bench-scripts/           the driver, workloads and presets (no tests/),
+#                            variants/, patches/
 #   build/install/NAME       the installs (relocatable, debug info stripped)
 #   build/machine/pingpong   bench-scripts/machine/pingpong.c, linked statically:
 #                            the machine profile (flexbench run measures the
@@ -52,8 +52,9 @@ trap 'rm -rf "$stage"' EXIT
 dir=$stage/$name
 mkdir -p "$dir/build/install"
 
-# The driver and its inputs, without results or tests.
-tar -C "$FLEXLOCK_TOP" -cf - --exclude=bench-scripts/results --exclude=bench-scripts/tests \
+# The driver and its inputs, without tests (the results are not under
+# bench-scripts/).
+tar -C "$FLEXLOCK_TOP" -cf - --exclude=bench-scripts/tests \
 	--exclude=__pycache__ --exclude='*.pyc' bench-scripts variants patches | tar -C "$dir" -xf -
 cp "$ORIGIN_FILE" "$dir/build/pristine.origin"
 
@@ -189,7 +190,7 @@ modelled.
 As root, the servers run as the unprivileged user \`flexlock\` (FLEXLOCK_USER),
 created if missing; it must be able to enter this directory (an ACL is granted
 where one is missing, or flexbench says what to do).  Results go to
-\`bench-scripts/results/DATE-PRESET/\` (or \`--out DIR\`): runs.csv, summary.md,
+\`results/DATE-PRESET/\` (or \`--out DIR\`): runs.csv, summary.md,
 plots/, meta.json (machine, versions, series, settings) and raw/, the same run
 directory as \`make bench\` writes in a checkout.  Data directories are under
 \`build/bench/\`.

@@ -27,7 +27,7 @@
 #      entry points make, and instructions per transaction ((N transactions
 #      - none) / N), also without the clock-driven statistics flushes.
 #
-# Writes bench-scripts/results/layering/ (override with RESULTS=): RESULT.md,
+# Writes results/DATE-layering/ (override with RESULTS=): RESULT.md,
 # a unified diff per function whose code differs (code/FUNCTION.diff), and
 # the figures as TSV.  The normalised listings themselves (before/; after/
 # only where the code differs) go to build/layering/code/, not to the
@@ -40,7 +40,7 @@
 
 N_SELECT=${N_SELECT:-4000}
 N_TPCB=${N_TPCB:-1000}
-RESULTS=${RESULTS:-$FLEXLOCK_TOP/bench-scripts/results/layering}
+RESULTS=${RESULTS:-$FLEXLOCK_TOP/results/$(date -u +%F)-layering}
 WORK=$BUILD/layering
 RUN=$WORK/run
 

@@ -7,7 +7,7 @@
 # where the benchmark's data goes), cores, CPU model, clock, kernel, VM.
 #
 #   MACHINE_PROFILE_OUT=dir   where machine-profile.json and .md go (default:
-#                             bench-scripts/results/DATE-machine-HOST/)
+#                             results/DATE-machine-HOST/)
 #   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"   more options
 #
 # Compiles bench-scripts/machine/pingpong.c with the system's gcc into

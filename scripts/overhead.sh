@@ -11,7 +11,7 @@
 # teller and branch ids from a fixed pseudo-random sequence, so every run
 # executes exactly the same statements.
 #
-# Writes bench-scripts/results/overhead/RESULT.md (override with OUT=) with
+# Writes results/DATE-overhead/RESULT.md (override with OUT=) with
 # the figures, the settings and the machine.  N_SELECT and N_TPCB size it.
 
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +19,7 @@
 
 N_SELECT=${N_SELECT:-4000}
 N_TPCB=${N_TPCB:-1000}
-OUT=${OUT:-$FLEXLOCK_TOP/bench-scripts/results/overhead/RESULT.md}
+OUT=${OUT:-$FLEXLOCK_TOP/results/$(date -u +%F)-overhead/RESULT.md}
 WORK=$BUILD/overhead
 
 command -v valgrind >/dev/null 2>&1 || die "valgrind is not installed ('make deps' with FLEXLOCK_DEPS_EXTRA=valgrind, or apt-get install valgrind)"

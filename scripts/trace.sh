@@ -9,7 +9,7 @@
 #                          (bench-scripts/presets/traces-16core.list: every pair of
 #                          the 16-core run and the designs never run on many cores)
 #   TXNS=N SCALE=N         transactions of the traced run, pgbench scale
-#   TRACE_OUT=dir          results directory (default: bench-scripts/results/DATE-traces)
+#   TRACE_OUT=dir          results directory (default: results/DATE-traces)
 #   TRACE_ARGS="..."       more options (--traced 1000 --max-events 400000 --sample 10)
 #
 # Builds the patched install if it is missing or out of date.

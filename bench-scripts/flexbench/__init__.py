@@ -10,7 +10,8 @@ The package behind bench-scripts/flexbench.py, one idea per module:
   matrix     build x variant x workload x clients x repetition, interleaved
   stats      paired ratios, order-statistic intervals, verdicts
   capmodel   the cap model: CPU demand, lock caps, predicted tps on C cores
-             (the profile runs; capcheck.py uses it too)
+             (the profile runs; results/2026-11-25-caps-2core/capcheck.py
+             uses it too)
   report     summary.md, plots, counters tables
   lwbench    the LWLock micro-benchmark
   cli        the command line

@@ -1,10 +1,10 @@
 """The cap model: the throughput a configuration would reach on C cores,
 predicted from one run of it on this machine with lock_stats_hold_sample on.
-Defined in bench-scripts/results/2026-11-25-caps-2core/MODEL.md (committed
+Defined in results/2026-11-25-caps-2core/MODEL.md (committed
 before its check against the 16-core run), written out with its known errors
-in bench-scripts/results/README.md.  The one implementation: flexbench's
-profile runs (a point's caps and predictions in summary.md) and capcheck.py
-both use it.
+in results/README.md.  The one implementation: flexbench's
+profile runs (a point's caps and predictions in summary.md) and
+results/2026-11-25-caps-2core/capcheck.py both use it.
 
 Over one run of T transactions:
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 TOP = Path(os.environ.get("FLEXLOCK_TOP", Path(__file__).resolve().parent.parent.parent))
 BENCH = TOP / "bench-scripts"
+RESULTS = TOP / "results"  # the runs, dated: DATE-what/
 WORKLOADS = BENCH / "workloads"
 PRESETS = BENCH / "presets"
 VARIANTS = Path(os.environ.get("FLEXBENCH_VARIANTS", TOP / "variants"))
@@ -252,7 +253,7 @@ def resolve(args):
     args.machine_profile = mprof
     if args.out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        args.out = str(BENCH / "results" / f"{stamp}-{args.preset or 'custom'}")
+        args.out = str(RESULTS / f"{stamp}-{args.preset or 'custom'}")
     if Path(args.out).exists():
         raise UsageError(f"output directory {args.out} exists; name a new one with --out")
     return args

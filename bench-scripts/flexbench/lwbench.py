@@ -67,7 +67,7 @@ def lwlock_bench(args):
         raise UsageError(f"--build must be patched or cassert, not {build!r}")
     config.check_installed(build)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    out = Path(args.out or config.BENCH / "results" / f"lwlock-{stamp}")
+    out = Path(args.out or config.RESULTS / f"{stamp}-lwlock")
     if out.exists():
         raise UsageError(f"{out} exists")
     prepare_run_user()

@@ -542,7 +542,7 @@ def write(out, prof, reasoning=None):
 def default_out():
     stamp = datetime.date.today().isoformat()
     host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname()) or "host"
-    return config.BENCH / "results" / f"{stamp}-machine-{host}"
+    return config.RESULTS / f"{stamp}-machine-{host}"
 
 
 def summary_line(prof):

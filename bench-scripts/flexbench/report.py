@@ -160,7 +160,7 @@ def caps_table(w, cfgs, clients, prof, caps, cores):
     if not any((w, c, b, v) in prof for c in clients for b, v in cfgs):
         return []
     lines = ["Lock caps and **predicted** throughput on more cores, from each point's profile run "
-             "(capmodel; the model and its known errors: bench-scripts/results/README.md). "
+             "(capmodel; the model and its known errors: results/README.md). "
              "**Predictions, not measurements.**", "",
              "| clients | build/variant | profiled on | tps (profile) | three lowest lock caps, tps | CPU µs/txn | "
              + " | ".join(f"CPU cap {c} cores" for c in cores) + " | "
@@ -305,7 +305,7 @@ def readme_text(out, meta, what=None):
     lines += ["", "Files: " + "; ".join(f"`{f}{'/' if f in ('plots', 'raw') else ''}` ({d})" for f, d in files)
               + ".  `bench-scripts/flexbench.py report DIR` writes `summary.md` "
               + ("and the plots " if "workers" not in mx else "") + "again; readings of the results "
-              "are in `bench-scripts/results/README.md`.", ""]
+              "are in `results/README.md`.", ""]
     return "\n".join(lines)
 
 
@@ -363,7 +363,7 @@ def report(out, predict_cores=None):
                   "The CPU cap on C cores is C / D; the **predicted** tps on C cores is the smallest of it and "
                   "the lock caps, with what binds. The model and its known errors (+3% to +279% on insert-1000 "
                   "against a 16-core machine, convoys and hot buffer pages not modelled): "
-                  "bench-scripts/results/README.md."
+                  "results/README.md."
                   + (" Builds without hold sampling are profiled on a build with it, with the same variant's "
                      "settings: " + ", ".join(others) + "; their caps and predictions are that build's."
                      if others else ""), ""]

@@ -130,7 +130,7 @@ def resolve(args):
                 raise UsageError(f"--{opt.replace('_', '-')} must be a positive integer, got {v!r}")
             nums[opt] = int(v)
     if args.out is None:
-        args.out = str(config.BENCH / "results" / f"{datetime.date.today().isoformat()}-traces")
+        args.out = str(config.RESULTS / f"{datetime.date.today().isoformat()}-traces")
     return pairs, build, nums
 
 

@@ -11,7 +11,9 @@ import json
 import statistics
 from pathlib import Path
 
-SIXTEEN = Path(__file__).resolve().parents[3] / "shared" / "results" / "2026-11-22-16core"
+# the committed copy of ../shared/results/2026-11-22-16core (its runs.csv and
+# raw/*.locks.json are the same files)
+SIXTEEN = Path(__file__).resolve().parents[2] / "results" / "2026-11-22-16core"
 
 
 class MeasuredPoint:

@@ -152,7 +152,7 @@ def default_traces():
     idx = HERE / "traces.json"
     if idx.exists():
         d = json.loads(idx.read_text())
-        return (TOP / "bench-scripts" / d["dir"]).resolve()
+        return (TOP / d["dir"]).resolve()
     return None
 
 

@@ -39,12 +39,20 @@ def pick(rows, point=None, version=None):
     return min(rows, key=lambda r: (r["workload"] != "select-only", int(r["cores"]), int(r["clients"])))
 
 
+def moved(path):
+    """A directory an inputs file names under bench-scripts/results/, where
+    the runs were until they moved to the top-level results/ (the files
+    keep what was written when the predictions were made)."""
+    old = "bench-scripts/results/"
+    return "results/" + path[len(old):] if path.startswith(old) else path
+
+
 def inputs_of(row):
     """The machine, traces and traces' machine a row's predictions were made
     with (predictions-<tag>.inputs.json beside the predictions-<tag>.csv that
     has the row's point), as make variables."""
     tag = row["model_version"]
-    for d in sorted(TOP.glob("bench-scripts/results/*-flexsim-validation/*/")):
+    for d in sorted(TOP.glob("results/*-flexsim-validation/*/")):
         f = d / f"predictions-{tag}.inputs.json"
         preds = d / f"predictions-{tag}.csv"
         if f.exists() and preds.exists() and any(r["point"] == row["point"] for r in csv.DictReader(open(preds))):
@@ -53,7 +61,7 @@ def inputs_of(row):
             if i.get("machine"):
                 out.append(f"MACHINE={i['machine']}")
             if i.get("traces"):
-                out.append(f"TRACES={TOP / i['traces']}")
+                out.append(f"TRACES={TOP / moved(i['traces'])}")
             if i.get("traces_machine"):
                 out.append(f"TRACES_MACHINE={i['traces_machine']}")
             return out

@@ -85,7 +85,7 @@ class PingPongTest(unittest.TestCase):
 
 class AssumedTest(unittest.TestCase):
     def test_16core(self):
-        d = BENCH / "results" / "2026-11-22-16core"
+        d = BENCH.parent / "results" / "2026-11-22-16core"
         prof = json.loads((d / "machine-profile.json").read_text())
         self.assertEqual(prof["format"], mp.FORMAT)
         self.assertTrue(prof["assumed"])

@@ -165,7 +165,7 @@ class ReportTest(unittest.TestCase):
                       "| CPU µs/txn | CPU cap 16 cores | CPU cap 64 cores | **predicted tps, 16 cores** (binds) "
                       "| **predicted tps, 64 cores** (binds) |", s)
         self.assertIn("**Predictions, not measurements.**", s)
-        self.assertIn("bench-scripts/results/README.md", s)
+        self.assertIn("results/README.md", s)
         # D = 1 ms: CPU caps 16000 and 64000; the WALWrite cap (2000) binds
         self.assertIn("| 4 | vanilla/stock | patched/stock | 1700 | WALWrite 2000; WALInsert 9000; ProcArray 50000 "
                       "| 1000 | 16000 | 64000 | 2000 (WALWrite) | 2000 (WALWrite) |", s)

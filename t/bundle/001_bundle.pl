@@ -84,7 +84,7 @@ for my $f ('flexbench', 'README.md', 'bundle.json', 'build/pristine.origin', 'be
 {
 	ok($has{"$name/$f"}, "the bundle has $f");
 }
-is(join(' ', grep { m{^\Q$name\E/bench-scripts/(results|tests)(/|$)} } @members), '',
+is(join(' ', grep { m{^\Q$name\E/(results|bench-scripts/tests)(/|$)} } @members), '',
 	'... and no results/ or tests/');
 is(join(' ', grep { !m{^\Q$name\E(/|$)} } @members), '', '... all under one directory');
 
@@ -176,9 +176,9 @@ is($rc, 0, 'a normal user unpacks the bundle') or diag($out);
 $b2 .= "/$name";
 ($out, $rc) = run(cmd => [ "$b2/flexbench", @tiny ], env => \%syspath, cwd => $scratch, @as);
 is($rc, 0, 'as a normal user: the tiny run from the bundle succeeds') or diag($out);
-my @runs = glob("$b2/bench-scripts/results/*-custom");
-is(scalar(@runs), 1, '... into bench-scripts/results/ of the bundle');
-check_run('as a normal user', $runs[0] // "$b2/bench-scripts/results/none");
+my @runs = glob("$b2/results/*-custom");
+is(scalar(@runs), 1, '... into results/ of the bundle');
+check_run('as a normal user', $runs[0] // "$b2/results/none");
 
 # --- bad input ------------------------------------------------------------------
 # A machine without python3: every command of the system but python3.

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The 16-core run's machine constants, as named assumptions.
 
-The 16-core session of 2026-11-22 (bench-scripts/results/2026-11-22-16core/)
+The 16-core session of 2026-11-22 (this directory, results/2026-11-22-16core/)
 recorded none of the figures of a machine profile: its meta.json has the
 number of CPUs, a generic model string, memory and kernel; its README names
 the CPU family and model (6/207), one socket, the L3 (300 MiB) and KVM.  This
@@ -10,7 +10,8 @@ with its value, its source and a range, and writes machine-profile.json (the
 format of flexbench.py machine-profile, with "assumed": true) and
 machine-profile.md (the reasoning) into that directory:
 
-    bench-scripts/machine/assume_16core.py [RUN_DIR] [--this-profile DIR]
+    PYTHONPATH=bench-scripts python3 results/2026-11-22-16core/assume_16core.py \
+        [RUN_DIR] [--this-profile DIR]
 
 --this-profile names a measured profile of the development machine (a
 results/DATE-machine-HOST directory) to quote beside the assumptions.
@@ -23,14 +24,12 @@ import csv
 import json
 import re
 import statistics as st
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from flexbench import machineprofile
 
-from flexbench import machineprofile  # noqa: E402
+HERE = Path(__file__).resolve().parent  # the run's directory
 
 
 def lwbench_per_atomic(run):
@@ -105,7 +104,7 @@ def const(value, lo, hi, unit, source):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("run", nargs="?", default=str(HERE.parent / "results" / "2026-11-22-16core"))
+    ap.add_argument("run", nargs="?", default=str(HERE))
     ap.add_argument("--this-profile", help="a measured profile of the development machine to quote")
     a = ap.parse_args()
     run = Path(a.run)
@@ -131,7 +130,7 @@ def main():
     # CPU speed per core against the 2-core development machine: 16-core tps
     # at 16 clients over 8 x the 2-core tps at 16 clients, for workloads that
     # did not wait on locks at 16 clients on 16 cores
-    dev = HERE.parent / "results"
+    dev = HERE.parent  # results/
     two = {}
     for d, wls in (("2026-11-21-default-2core", ("hot-rows", "xid-storm", "wal-emit-small")),
                    ("2026-11-21-sharedadd-2core", ("select-only", "hot-rows")),
@@ -246,7 +245,7 @@ def main():
 
     lines = ["## The reasoning", "",
              "Nothing here was measured on the 16-core machine; each constant is derived from what its run "
-             "recorded (`results/2026-11-22-16core/`), computed by `bench-scripts/machine/assume_16core.py` "
+             "recorded (`results/2026-11-22-16core/`), computed by `results/2026-11-22-16core/assume_16core.py` "
              "from the files named, and given a range that a model's result must survive (halve and double "
              "where the range is narrower than that). Written before any simulator was compared with the "
              "16-core points.", "",

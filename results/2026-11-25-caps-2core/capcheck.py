@@ -13,8 +13,10 @@ Uses the flexbench package (servers, workloads, variants) read-only, and its
 module capmodel, the model's one implementation (flexbench's profile runs use
 it too); the patched build must be installed (make patched).
 
-Usage: capcheck.py --out DIR [--secs 10] [--sample 100] [--cores 16,64]
-                   [--only NAME,...]
+Usage (from the top of the checkout):
+
+    PYTHONPATH=bench-scripts python3 results/2026-11-25-caps-2core/capcheck.py \
+        --out DIR [--secs 10] [--sample 100] [--cores 16,64] [--only NAME,...]
 """
 
 import argparse
@@ -25,12 +27,10 @@ import shlex
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from flexbench import capmodel, config  # noqa: E402
-from flexbench.config import Workload, variant_settings  # noqa: E402
-from flexbench.machine import machine_facts  # noqa: E402
-from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh  # noqa: E402
+from flexbench import capmodel, config
+from flexbench.config import Workload, variant_settings
+from flexbench.machine import machine_facts
+from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh
 
 R16 = "2026-11-22-16core"
 
