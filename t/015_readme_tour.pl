@@ -27,13 +27,15 @@
 # use, a missing build, a data directory of another build, a setting the
 # build lacks, make pgbench without a script or without a server: one line
 # saying what to do, nothing started or removed; FRESH=1 makes a new data
-# directory.  Last, every relative link of README.md and docs/*.md resolves
-# (a file or directory, and an anchor to a heading), no table cell there is
+# directory.  Last, every relative link of README.md, docs/*.md and the
+# pages under results/ resolves (a file or directory, and an anchor to a
+# heading), no table cell of README.md and docs/*.md is
 # longer than a paragraph (800 characters), and the README is a front page
 # (under 250 lines).
 use strict;
 use warnings FATAL => 'all';
 
+use File::Find;
 use IO::Socket::INET;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -440,7 +442,11 @@ sub anchors
 
 my @docs = ("$top/README.md", glob("$top/docs/*.md"));
 cmp_ok(scalar(@docs), '>', 1, 'docs/ has pages');
-for my $doc (@docs)
+# the results' own pages link to each other, to docs/ and to the tools
+my @result_pages;
+find(sub { push @result_pages, $File::Find::name if /\.md$/ }, "$top/results");
+cmp_ok(scalar(@result_pages), '>', 1, 'results/ has pages');
+for my $doc (@docs, sort @result_pages)
 {
 	my $text = slurp($doc);
 	$text =~ s/^```.*?^```$//msg;    # no links in code
@@ -467,6 +473,7 @@ for my $doc (@docs)
 		}
 	}
 	is($bad, 0, "$name: its $n links resolve");
+	next if $name =~ m{^results/};
 
 	# reference reads as text: no table cell longer than a paragraph
 	my @long;
