@@ -131,7 +131,6 @@ static const FlexlockVariant flexlock_variant_list[] = {
 void
 _PG_init(void)
 {
-	flexlock_lwbench_init();
 	flexlock_statements_init();
 	flexlock_explain_init();
 	MarkGUCPrefixReserved("flexlock");
@@ -147,6 +146,9 @@ PG_FUNCTION_INFO_V1(flexlock_backends);
 PG_FUNCTION_INFO_V1(flexlock_variants);
 PG_FUNCTION_INFO_V1(flexlock_reset);
 PG_FUNCTION_INFO_V1(flexlock_test_spin_delay);
+PG_FUNCTION_INFO_V1(flexlock_test_lwlock);
+PG_FUNCTION_INFO_V1(flexlock_test_lwlock_nested);
+PG_FUNCTION_INFO_V1(flexlock_test_procarray);
 PG_FUNCTION_INFO_V1(flexlock_wait_stats);
 PG_FUNCTION_INFO_V1(flexlock_wait_histogram);
 PG_FUNCTION_INFO_V1(flexlock_hwlocks);
@@ -795,78 +797,46 @@ flexlock_reset(PG_FUNCTION_ARGS)
 }
 
 /*
- * This process's entry for spin site name, or -1.
+ * The test functions of versions 1.0 to 1.4 moved to the test module
+ * flexlock_inject in 1.5 (t/modules/flexlock_inject).  Their symbols stay,
+ * so that the scripts of those versions still run (CREATE FUNCTION checks
+ * that the symbol exists) on the way to 1.5, which drops the functions.
  */
-static int
-own_spin_site(const char *name)
+static void
+moved_to_test_module(const char *function)
 {
-	int			j;
-
-	for (j = 0; j < LOCKSTATS_SPIN_SITES; j++)
-		if (strncmp(MyLockStats->spin[j].func, name,
-					LOCKSTATS_SPIN_SITE_NAMELEN - 1) == 0)
-			return j;
-	return -1;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("function %s() is no longer part of the flexlock extension", function),
+			 errhint("Run ALTER EXTENSION flexlock UPDATE; the test functions are in the test module flexlock_inject.")));
 }
 
-/*
- * flexlock_test_spin_delay(site, spins, delays): for tests, count a
- * contended spinlock acquisition at the named call site in this process, by
- * calling finish_spin_delay() as s_lock() does when it got the lock after
- * spinning (it also adjusts this process's spin estimate the same way).
- * Returns whether finish_spin_delay() itself attributed the event to the
- * site's entry in the slot: it must not for a site this process has not
- * attributed before, since real callers hold the spinlock then.
- */
 Datum
 flexlock_test_spin_delay(PG_FUNCTION_ARGS)
 {
-	static const char *interned[LOCKSTATS_SPIN_SITES * 2];
-	static int	ninterned = 0;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		spins = PG_GETARG_INT32(1);
-	int32		delays = PG_GETARG_INT32(2);
-	const char *func = NULL;
-	SpinDelayStatus status;
-	uint64		before = 0;
-	int			j,
-				k;
+	moved_to_test_module("flexlock_test_spin_delay");
+	PG_RETURN_VOID();
+}
 
-	if (name[0] == '\0' || strlen(name) >= LOCKSTATS_SPIN_SITE_NAMELEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("spin site name must have 1 to %d bytes",
-						LOCKSTATS_SPIN_SITE_NAMELEN - 1)));
-	if (spins < 1 || delays < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("spins must be at least 1 and delays at least 0")));
+Datum
+flexlock_test_lwlock(PG_FUNCTION_ARGS)
+{
+	moved_to_test_module("flexlock_test_lwlock");
+	PG_RETURN_VOID();
+}
 
-	/* a call site is a pointer that stays the same: intern the name */
-	for (k = 0; k < ninterned; k++)
-		if (strcmp(interned[k], name) == 0)
-			func = interned[k];
-	if (func == NULL)
-	{
-		if (ninterned == lengthof(interned))
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many test spin sites in one session")));
-		func = interned[ninterned++] = MemoryContextStrdup(TopMemoryContext, name);
-	}
+Datum
+flexlock_test_lwlock_nested(PG_FUNCTION_ARGS)
+{
+	moved_to_test_module("flexlock_test_lwlock_nested");
+	PG_RETURN_VOID();
+}
 
-	j = own_spin_site(func);
-	if (j >= 0)
-		before = MyLockStats->spin[j].contended;
-
-	init_spin_delay(&status, __FILE__, __LINE__, func);
-	status.spins = spins;
-	status.delays = delays;
-	status.cur_delay = delays > 0 ? 1000 : 0;
-	finish_spin_delay(&status);
-
-	j = own_spin_site(func);
-	PG_RETURN_BOOL(j >= 0 && MyLockStats->spin[j].contended != before);
+Datum
+flexlock_test_procarray(PG_FUNCTION_ARGS)
+{
+	moved_to_test_module("flexlock_test_procarray");
+	PG_RETURN_VOID();
 }
 
 /*

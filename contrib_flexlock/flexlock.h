@@ -22,7 +22,6 @@
 #include "executor/instrument.h"
 
 /* _PG_init() of each part */
-extern void flexlock_lwbench_init(void);
 extern void flexlock_statements_init(void);
 extern void flexlock_explain_init(void);
 

@@ -65,7 +65,6 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/injection_point.h"
 #include "utils/wait_event.h"
 
 #include "flexlock.h"
@@ -134,30 +133,9 @@ typedef struct LWBenchTranche
 
 PGDLLEXPORT void flexlock_lwbench_main(Datum main_arg);
 
-/* flexlock.test_lock_read_biased: see flexlock_test_lwlock() */
-static bool test_lock_read_biased = false;
-
-void
-flexlock_lwbench_init(void)
-{
-	DefineCustomBoolVariable("flexlock.test_lock_read_biased",
-							 "Makes the test lock of flexlock_test_lwlock() read-biased.",
-							 "In every session that uses the lock, as if lwlock_read_biased "
-							 "could name its tranche: for tests of read-biased LWLocks "
-							 "whose counters must come from that lock alone.",
-							 &test_lock_read_biased,
-							 false,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-}
-
 PG_FUNCTION_INFO_V1(flexlock_torture_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_bench_lwlock);
 PG_FUNCTION_INFO_V1(flexlock_bench_lwlock_writer);
-PG_FUNCTION_INFO_V1(flexlock_test_lwlock);
-PG_FUNCTION_INFO_V1(flexlock_test_lwlock_nested);
-PG_FUNCTION_INFO_V1(flexlock_test_procarray);
 
 static void
 lwbench_init_tranche(void *ptr)
@@ -178,13 +156,12 @@ lwbench_tranche(void)
 }
 
 /*
- * The locks of the benchmark and of flexlock_test_lwlock(), in the main
- * shared memory segment, allocated from its spare space on first use.
+ * The benchmark's lock, in the main shared memory segment, allocated from
+ * its spare space on first use.
  */
 typedef struct LWBenchLocks
 {
 	LWLockPadded bench;
-	LWLockPadded test;
 }			LWBenchLocks;
 
 static LWBenchLocks *
@@ -203,7 +180,6 @@ lwbench_locks(void)
 		if (!found)
 		{
 			LWLockInitialize(&locks->bench.lock, tranche_id);
-			LWLockInitialize(&locks->test.lock, tranche_id);
 		}
 		LWLockRelease(AddinShmemInitLock);
 	}
@@ -862,190 +838,4 @@ flexlock_bench_lwlock_writer(PG_FUNCTION_ARGS)
 	dsm_detach(seg);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
-
-/*
- * flexlock_test_lwlock(mode, hold_ms): for tests that need an interleaving
- * on an LWLock of their own: acquire the test lock (one per server, in the
- * flexlock_lwbench tranche) in mode 'shared' or 'exclusive', hold it for
- * hold_ms milliseconds and through the injection point
- * flexlock-test-lwlock-held, release it.  'exclusive_conditional' takes it
- * with LWLockConditionalAcquire() and fails if that does;
- * 'exclusive_conditional_twice' tries twice in a row, and fails if both do
- * (for the read-biased lock's pause after a conditional attempt that found
- * a reader).  With
- * flexlock.test_lock_read_biased on, the lock's tranche is read-biased in
- * the calling process (every process that takes the lock must agree).
- */
-static int	test_lock_tranche;
-
-Datum
-flexlock_test_lwlock(PG_FUNCTION_ARGS)
-{
-	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		hold_ms = PG_GETARG_INT32(1);
-	LWLockMode	m;
-	LWLock	   *lock;
-	int			conditional = 0;
-
-	if (strcmp(mode, "shared") == 0)
-		m = LW_SHARED;
-	else if (strcmp(mode, "exclusive") == 0)
-		m = LW_EXCLUSIVE;
-	else if (strcmp(mode, "exclusive_conditional") == 0)
-	{
-		m = LW_EXCLUSIVE;
-		conditional = 1;
-	}
-	else if (strcmp(mode, "exclusive_conditional_twice") == 0)
-	{
-		m = LW_EXCLUSIVE;
-		conditional = 2;
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\", \"exclusive\", \"exclusive_conditional\" and \"exclusive_conditional_twice\".")));
-	if (hold_ms < 0 || hold_ms > 600000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hold_ms must be between 0 and 600000")));
-
-	test_lock_tranche = lwbench_tranche();	/* registers its name here too */
-	if (test_lock_read_biased)
-		LWLockSetTrancheReadBiased(test_lock_tranche);
-	lock = &lwbench_locks()->test.lock;
-	if (!conditional)
-		LWLockAcquire(lock, m);
-	else if (!LWLockConditionalAcquire(lock, m) &&
-			 (conditional == 1 || !LWLockConditionalAcquire(lock, m)))
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("the test lock is not free")));
-	if (hold_ms > 0)
-		pg_usleep(hold_ms * 1000L);
-	/* a test can hold the lock here for as long as it needs */
-	INJECTION_POINT("flexlock-test-lwlock-held", NULL);
-	LWLockRelease(lock);
-	PG_RETURN_VOID();
-}
-
-/*
- * flexlock_test_lwlock_nested(hold_ms): for the hold-time tests, a hold that
- * contains a wait and locks released out of order: acquire an outer lock
- * (tranche flexlock_test_outer) exclusively, then the test lock of
- * flexlock_test_lwlock() exclusively, sleeping if another session holds it,
- * hold both for hold_ms milliseconds, and release the outer lock first.
- */
-typedef struct TestOuterLock
-{
-	int			tranche_id;
-	LWLock		lock;
-}			TestOuterLock;
-
-static void
-test_outer_init(void *ptr)
-{
-	TestOuterLock *o = (TestOuterLock *) ptr;
-
-	o->tranche_id = LWLockNewTrancheId();
-	LWLockInitialize(&o->lock, o->tranche_id);
-}
-
-Datum
-flexlock_test_lwlock_nested(PG_FUNCTION_ARGS)
-{
-	int32		hold_ms = PG_GETARG_INT32(0);
-	TestOuterLock *outer;
-	LWLock	   *inner;
-	bool		found;
-
-	if (hold_ms < 0 || hold_ms > 600000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hold_ms must be between 0 and 600000")));
-
-	outer = GetNamedDSMSegment("flexlock_test_outer", sizeof(TestOuterLock),
-							   test_outer_init, &found);
-	LWLockRegisterTranche(outer->tranche_id, "flexlock_test_outer");
-	test_lock_tranche = lwbench_tranche();
-	inner = &lwbench_locks()->test.lock;
-
-	LWLockAcquire(&outer->lock, LW_EXCLUSIVE);
-	LWLockAcquire(inner, LW_EXCLUSIVE);
-	if (hold_ms > 0)
-		pg_usleep(hold_ms * 1000L);
-	LWLockRelease(&outer->lock);
-	LWLockRelease(inner);
-	PG_RETURN_VOID();
-}
-
-/*
- * flexlock_test_procarray(hold_ms, through): for tests of ProcArrayLock's
- * waiters with lwlock_read_biased: hold ProcArrayLock in shared mode for
- * hold_ms milliseconds, through the state word ('word': right after an
- * exclusive acquisition, which takes any bias away) or through a slot
- * ('slot': acquire and release until an acquisition goes through a slot,
- * which needs the bias to come back, at most 10 s).  Logs when it holds
- * the lock and when it has released it.  A test can hold the lock for as
- * long as it needs at the injection point flexlock-test-procarray-word or
- * flexlock-test-procarray-slot, after hold_ms.
- */
-Datum
-flexlock_test_procarray(PG_FUNCTION_ARGS)
-{
-	int32		hold_ms = PG_GETARG_INT32(0);
-	char	   *through = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	uint64		biased;
-
-	if (hold_ms < 0 || hold_ms > 600000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hold_ms must be between 0 and 600000")));
-	if (strcmp(through, "word") == 0)
-	{
-		LWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);
-		LWLockRelease(ProcArrayLock);
-		biased = MyLockStats->counters[LSC_RB_ACQUIRES];
-		LWLockAcquire(ProcArrayLock, LW_SHARED);
-		if (MyLockStats->counters[LSC_RB_ACQUIRES] != biased)
-		{
-			LWLockRelease(ProcArrayLock);
-			elog(ERROR, "ProcArrayLock was biased again at once");
-		}
-	}
-	else if (strcmp(through, "slot") == 0)
-	{
-		int			tries = 0;
-
-		for (;;)
-		{
-			biased = MyLockStats->counters[LSC_RB_ACQUIRES];
-			LWLockAcquire(ProcArrayLock, LW_SHARED);
-			if (MyLockStats->counters[LSC_RB_ACQUIRES] != biased)
-				break;
-			LWLockRelease(ProcArrayLock);
-			if (++tries > 100000)
-				ereport(ERROR,
-						(errmsg("ProcArrayLock did not become read-biased"),
-						 errhint("Set lwlock_read_biased to include ProcArray.")));
-			pg_usleep(100);
-		}
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for through: \"%s\"", through),
-				 errhint("Valid values are \"word\" and \"slot\".")));
-	elog(LOG, "flexlock_test_procarray: holding ProcArrayLock through the %s", through);
-	if (hold_ms > 0)
-		pg_usleep(hold_ms * 1000L);
-	if (strcmp(through, "word") == 0)
-		INJECTION_POINT("flexlock-test-procarray-word", NULL);
-	else
-		INJECTION_POINT("flexlock-test-procarray-slot", NULL);
-	LWLockRelease(ProcArrayLock);
-	elog(LOG, "flexlock_test_procarray: released ProcArrayLock held through the %s", through);
-	PG_RETURN_VOID();
 }

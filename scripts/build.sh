@@ -116,17 +116,17 @@ install_extension() {
 	rm -rf "$dir" && mkdir -p "$dir"
 	run_logged "$LOGS/extension-$name.log" "build of the flexlock extension for $name" "" \
 		make -C "$dir" -f "$ext/Makefile" VPATH="$ext" PG_CONFIG="$inst/bin/pg_config" -s all install
-	# The TAP tests' own injection point actions (t/modules/): cassert only.
-	if [ "$name" = cassert ]; then
-		local m mdir
-		for m in "$FLEXLOCK_TOP"/t/modules/*/; do
-			m=${m%/}
-			mdir=$BUILD/ext/$name-$(basename "$m")
-			rm -rf "$mdir" && mkdir -p "$mdir"
-			run_logged "$LOGS/extension-$name-$(basename "$m").log" "build of the test module $(basename "$m") for $name" "" \
-				make -C "$mdir" -f "$m/Makefile" VPATH="$m" PG_CONFIG="$inst/bin/pg_config" -s all install
-		done
-	fi
+	# The tests' own module (t/modules/): injection point actions and the
+	# locks the tests take on purpose; on patched too, for the extension's
+	# installcheck and make overhead.
+	local m mdir
+	for m in "$FLEXLOCK_TOP"/t/modules/*/; do
+		m=${m%/}
+		mdir=$BUILD/ext/$name-$(basename "$m")
+		rm -rf "$mdir" && mkdir -p "$mdir"
+		run_logged "$LOGS/extension-$name-$(basename "$m").log" "build of the test module $(basename "$m") for $name" "" \
+			make -C "$mdir" -f "$m/Makefile" VPATH="$m" PG_CONFIG="$inst/bin/pg_config" -s all install
+	done
 }
 
 [ $# -gt 0 ] || die "usage: build.sh vanilla|patched|cassert ..."

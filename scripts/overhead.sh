@@ -107,12 +107,14 @@ node_calls=$((N_NODE_ROWS + 2))
 # (callgrind --toggle-collect), for a call site the process has attributed
 # before (the cache), one it meets for the first time (parked), and one
 # met when SPIN_PENDING sites are parked already (attributed at once: the
-# string work).  The calls come from flexlock_test_spin_delay(), which calls
-# finish_spin_delay() as s_lock() does; (runs of N calls - runs of none) / N.
+# string work).  The calls come from flexlock_test_spin_delay() of the test
+# module flexlock_inject (t/modules/), which calls finish_spin_delay() as
+# s_lock() does; (runs of N calls - runs of none) / N.
 spin_script() {
 	local f=$WORK/spin-$1-$2.sql
 	{
 		echo "CREATE EXTENSION flexlock;"
+		echo "CREATE EXTENSION flexlock_inject;"
 		case "$1" in
 			cached)
 				echo "SELECT flexlock_test_spin_delay('cg_site', 1, 0);"

@@ -1,9 +1,9 @@
 --
 -- EXPLAIN (ANALYZE, LOCKS) (flexlock 1.3): the lock events of each plan
 -- node.  Assertions are relations, not numbers, and hold under every
--- variant config.  The option exists once the library is loaded.
+-- variant config.  The option exists once the library is loaded
+-- (sql/unloaded.sql: not before).
 --
-EXPLAIN (ANALYZE, LOCKS) SELECT 1;
 LOAD 'flexlock';
 CREATE TABLE regress_explain (id int PRIMARY KEY, v int);
 INSERT INTO regress_explain SELECT g, g FROM generate_series(1, 1000) g;

@@ -4,6 +4,11 @@
 -- not depend on the machine.
 --
 CREATE EXTENSION flexlock;
+-- The test functions (flexlock_test_*) are the test module's
+-- (t/modules/flexlock_inject), in a schema of their own: flexlock before
+-- 1.5 had functions of the same names, which now say they moved.
+CREATE SCHEMA regress_inject;
+CREATE EXTENSION flexlock_inject SCHEMA regress_inject;
 
 -- Views and their columns
 SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) AS columns
@@ -72,7 +77,7 @@ SELECT count(DISTINCT pid) >= 1 AS live_processes FROM flexlock_backends;
 
 -- A contended spinlock acquisition made up before the reset below: its
 -- site is listed now, and not after the reset.
-SELECT flexlock_test_spin_delay('flexlock_test_site_old', 1, 0) IS NOT NULL AS called;
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_old', 1, 0) IS NOT NULL AS called;
 SELECT contended FROM flexlock_spinlocks WHERE site = 'flexlock_test_site_old';
 
 -- Reset brings the counters back near zero.
@@ -85,7 +90,7 @@ SELECT coalesce(sum(acquire_exclusive) FILTER (WHERE tranche = 'BufferContent'),
 
 -- Spinlocks and counter families (a contended acquisition made up at a
 -- site of its own, 10 spins and 3 delays, so that the view has a row)
-SELECT flexlock_test_spin_delay('flexlock_test_site_check', 10, 3) IS NOT NULL AS called;
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_check', 10, 3) IS NOT NULL AS called;
 SELECT count(*) FILTER (WHERE site = 'flexlock_test_site_check') AS made_up_site,
        count(*) FILTER (WHERE site = 'flexlock_test_site_old') AS site_before_reset,
        bool_and(spins >= contended) AS spins_ge_contended,
@@ -97,12 +102,12 @@ SELECT family, counter, kind FROM flexlock_counters ORDER BY family, counter;
 -- spinlock held, so a site this process has not met before is attributed
 -- later, where no spinlock is held (its next latch wait, or a read of the
 -- statistics by the process itself): false first, true once met.
-SELECT flexlock_test_spin_delay('flexlock_test_site_a', 10, 3) AS attributed_at_once;
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_a', 10, 3) AS attributed_at_once;
 SELECT contended, spins, delays FROM flexlock_spinlocks WHERE site = 'flexlock_test_site_a';
-SELECT flexlock_test_spin_delay('flexlock_test_site_a', 5, 1000000) AS attributed_at_once;
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_a', 5, 1000000) AS attributed_at_once;
 SELECT contended, spins, delays FROM flexlock_spinlocks WHERE site = 'flexlock_test_site_a';
 -- Several new sites between two flush points, each counted once read.
-SELECT bool_or(flexlock_test_spin_delay('flexlock_test_site_' || i, i, 0)) AS any_at_once
+SELECT bool_or(regress_inject.flexlock_test_spin_delay('flexlock_test_site_' || i, i, 0)) AS any_at_once
   FROM generate_series(1, 5) i;
 SELECT site, contended, spins FROM flexlock_spinlocks
   WHERE site ~ '^flexlock_test_site_[0-9]$' ORDER BY site;
@@ -115,11 +120,11 @@ SELECT value < 1000000 AS max_rebased
   FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
 -- (whether this is attributed at once depends on the cache: the five sites
 -- above may have taken site_a's entry)
-SELECT flexlock_test_spin_delay('flexlock_test_site_a', 1, 500000) IS NOT NULL AS called;
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_a', 1, 500000) IS NOT NULL AS called;
 SELECT value FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
 -- A process that exits leaves its maximum behind (retired) until the next reset.
 \c -
-SELECT flexlock_test_spin_delay('flexlock_test_site_b', 1, 700000) AS attributed_at_once;
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_b', 1, 700000) AS attributed_at_once;
 \c -
 -- (the previous backend's exit may still be under way: wait up to 10 s)
 DO $$
@@ -135,10 +140,10 @@ SELECT flexlock_reset() IS NOT NULL AS reset_done;
 SELECT value < 500000 AS retired_max_rebased
   FROM flexlock_counters WHERE family = 'spinlock' AND counter = 'max_delays';
 -- Bad input
-SELECT flexlock_test_spin_delay('', 1, 0);
-SELECT flexlock_test_spin_delay(repeat('x', 48), 1, 0);
-SELECT flexlock_test_spin_delay('flexlock_test_site_a', 0, 0);
-SELECT flexlock_test_spin_delay('flexlock_test_site_a', 1, -1);
+SELECT regress_inject.flexlock_test_spin_delay('', 1, 0);
+SELECT regress_inject.flexlock_test_spin_delay(repeat('x', 48), 1, 0);
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_a', 0, 0);
+SELECT regress_inject.flexlock_test_spin_delay('flexlock_test_site_a', 1, -1);
 
 -- The lock variants of this build (their current settings depend on the
 -- variant config the suite runs with).
@@ -325,3 +330,5 @@ DROP TABLE regress_flexlock;
 DROP FUNCTION regress_hw, regress_extend_counts;
 DROP ROLE regress_flexlock_reader;
 DROP EXTENSION flexlock;
+DROP EXTENSION flexlock_inject;
+DROP SCHEMA regress_inject;

@@ -5,9 +5,15 @@
 --
 
 -- The update from 1.0 adds the function, and the updates 1.0 -> 1.1 -> 1.2
--- -> 1.3 -> 1.4 give the same objects, with the same columns and
--- arguments, as a fresh CREATE EXTENSION (which runs 1.0 and then the update scripts).
+-- -> 1.3 -> 1.4 -> 1.5 give the same objects, with the same columns,
+-- definitions and privileges, as a fresh CREATE EXTENSION (which runs the
+-- install script of 1.5).
 CREATE EXTENSION flexlock VERSION '1.0';
+-- The test functions (flexlock_test_*) are the test module's
+-- (t/modules/flexlock_inject), in a schema of their own: flexlock before
+-- 1.5 had functions of the same names, which now say they moved.
+CREATE SCHEMA regress_inject;
+CREATE EXTENSION flexlock_inject SCHEMA regress_inject;
 SELECT count(*) AS report_in_1_0 FROM pg_proc WHERE proname = 'flexlock_report';
 ALTER EXTENSION flexlock UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
@@ -17,13 +23,20 @@ ALTER EXTENSION flexlock UPDATE TO '1.3';
 SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
 ALTER EXTENSION flexlock UPDATE TO '1.4';
 SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
+-- 1.4's test functions are there, and say where they went
+SELECT count(*) AS test_functions_1_4 FROM pg_proc WHERE proname LIKE 'flexlock\_test\_%' AND pronamespace = 'public'::regnamespace;
+SELECT public.flexlock_test_lwlock('exclusive');
+ALTER EXTENSION flexlock UPDATE TO '1.5';
+SELECT extversion FROM pg_extension WHERE extname = 'flexlock';
+SELECT count(*) AS test_functions_1_5 FROM pg_proc WHERE proname LIKE 'flexlock\_test\_%' AND pronamespace = 'public'::regnamespace;
 CREATE FUNCTION pg_temp.regress_shape() RETURNS TABLE (object text, shape text)
 LANGUAGE sql AS $$
   SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
          CASE WHEN d.classid = 'pg_proc'::regclass
               THEN pg_get_function_identity_arguments(d.objid) || ' -> ' ||
                    pg_get_function_result(d.objid) || ' ' ||
-                   (SELECT coalesce(p.proacl::text, '') || p.prosrc FROM pg_proc p WHERE p.oid = d.objid)
+                   (SELECT coalesce(p.proacl::text, '') FROM pg_proc p WHERE p.oid = d.objid) || ' ' ||
+                   pg_get_functiondef(d.objid)
               WHEN d.classid = 'pg_class'::regclass
               THEN (SELECT coalesce(c.relacl::text, '') FROM pg_class c WHERE c.oid = d.objid) || ' ' ||
                    (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
@@ -81,8 +94,10 @@ SET lock_stats_hold_sample = 0;
 SELECT flexlock_reset() IS NOT NULL AS reset;
 CREATE TEMP TABLE regress_report AS
   SELECT ordinality AS n, r.* FROM flexlock_report(1000) WITH ORDINALITY r;
+-- (statements only when the library is preloaded: sql/unloaded.sql)
 SELECT section, min(n) = max(n) - count(*) + 1 AS contiguous
-  FROM regress_report WHERE section <> 'counter' GROUP BY section ORDER BY min(n);
+  FROM regress_report WHERE section NOT IN ('counter', 'statements')
+ GROUP BY section ORDER BY min(n);
 -- counter rows (variant configs not at stock) come last
 SELECT coalesce(min(n) FILTER (WHERE section = 'counter'), 1000) >
        max(n) FILTER (WHERE section <> 'counter') AS counters_last
@@ -111,13 +126,13 @@ DROP TABLE regress_report;
 CREATE TABLE regress_report_t (id int PRIMARY KEY);
 SELECT flexlock_reset() IS NOT NULL AS reset;
 SET lock_stats_hold_sample = 1;
-SELECT flexlock_test_lwlock('exclusive', 20);
+SELECT regress_inject.flexlock_test_lwlock('exclusive', 20);
 SET lock_stats_hold_sample = 0;
 SELECT count(*) FROM regress_report_t WHERE id = 1;
-SELECT flexlock_test_spin_delay('regress_report_site', 3, 2);
+SELECT regress_inject.flexlock_test_spin_delay('regress_report_site', 3, 2);
 SELECT item, events = 1 AS one_acquisition, time_ms >= 20 AS held_20ms, avg_us >= 20000 AS avg_shown,
        us_per_txn >= 2000 AS per_txn_shown
-  FROM flexlock_report(10, 100) WHERE section = 'lwlock hold' AND item LIKE 'flexlock_lwbench%';
+  FROM flexlock_report(10, 100) WHERE section = 'lwlock hold' AND item LIKE 'flexlock_test%';
 SELECT item, events > 0 AS acquisitions, detail LIKE 'fast path %' AS how_granted
   FROM flexlock_report() WHERE section = 'hwlock';
 SELECT item, events >= 1 AS contended FROM flexlock_report() WHERE section = 'spinlock';
@@ -152,17 +167,13 @@ RESET lwlock_shared_add;
 
 -- Reading is for monitoring roles, the heavyweight lock statistics too
 -- (1.0 let any role call their functions, and not pg_monitor read them);
--- the statements' views (1.4) are everyone's, as pg_stat_statements' are
--- (here: not preloaded), and their reset the superuser's
+-- (the statements' views: sql/unloaded.sql)
 CREATE ROLE regress_report_reader;
 SET ROLE regress_report_reader;
 SELECT count(*) FROM flexlock_report();
 SELECT count(*) FROM flexlock_hwlocks();
 SELECT count(*) FROM flexlock_hwlock_backends();
 SELECT count(*) FROM flexlock_hwlock_wait_histogram();
-SELECT count(*) FROM flexlock_statements;
-SELECT count(*) FROM flexlock_statement_locks;
-SELECT count(*) FROM flexlock_statements_info;
 SELECT flexlock_statements_reset();
 RESET ROLE;
 GRANT pg_monitor TO regress_report_reader;
@@ -173,13 +184,8 @@ SELECT count(*) >= 0 AS monitor_reads_hwlock_backends FROM flexlock_hwlock_backe
 SELECT count(*) >= 0 AS monitor_reads_hwlock_histogram FROM flexlock_hwlock_wait_histogram;
 RESET ROLE;
 
--- flexlock 1.3: statements are tracked only with the library preloaded
--- (t/020_statements.pl): here the report has no section for them, and the
--- views say what is missing.
-SELECT flexlock_statements_tracking() AS tracking;
-SELECT count(*) AS statement_rows FROM flexlock_report() WHERE section = 'statements';
-SELECT * FROM flexlock_statements;
-SELECT * FROM flexlock_statements_info;
 DROP ROLE regress_report_reader;
 DROP TABLE regress_report_t;
 DROP EXTENSION flexlock;
+DROP EXTENSION flexlock_inject;
+DROP SCHEMA regress_inject;

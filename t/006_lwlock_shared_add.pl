@@ -24,7 +24,7 @@ $node->init;
 $node->append_conf('postgresql.conf',
 	"max_worker_processes = 40\nmax_connections = 30\nautovacuum = off\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject; CREATE EXTENSION injection_points;');
 
 my $total = 0;
 for my $run (
@@ -103,7 +103,7 @@ cmp_ok(
 	# it: other readers go by its id)
 	my $tid = $p->query_safe(q{
 		SELECT tranche_id FROM flexlock_backends(pg_backend_pid())
-		 WHERE tranche = 'flexlock_lwbench'});
+		 WHERE tranche = 'flexlock_test'});
 	$x->query_safe(q{
 		SELECT injection_points_set_local();
 		SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait');});

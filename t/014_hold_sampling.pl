@@ -26,7 +26,10 @@ $node->init;
 $node->append_conf('postgresql.conf', "max_connections = 40\nautovacuum = off\n");
 $node->start;
 # (1.1 itself: its entry points stay as they were in 1.2; t/016 tests 1.2)
-$node->safe_psql('postgres', "CREATE EXTENSION flexlock VERSION '1.1'; CREATE EXTENSION injection_points");
+# (the test functions in a schema of their own: flexlock 1.1 has functions
+# of the same names, which say they moved)
+$node->safe_psql('postgres', "CREATE EXTENSION flexlock VERSION '1.1'; CREATE EXTENSION injection_points;
+	CREATE SCHEMA inject; CREATE EXTENSION flexlock_inject SCHEMA inject");
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
 	'1.1', 'flexlock 1.1');
 
@@ -65,13 +68,13 @@ $node->poll_query_until('postgres', "SELECT current_setting('lock_stats_hold_sam
 
 my $s = $node->background_psql('postgres');
 my $spid = $s->query_safe('SELECT pg_backend_pid()');
-$s->query_safe("SELECT flexlock_test_lwlock('exclusive', 300)");
+$s->query_safe("SELECT inject.flexlock_test_lwlock('exclusive', 300)");
 # (read in S: the names of extension tranches are known to the processes
 # that registered them)
 my ($n, $avg, $excl) = split /\|/,
   $s->query_safe(
 	"SELECT holds_timed, avg_hold_exclusive_us, hold_exclusive_ms FROM flexlock_backends($spid)
-	  WHERE tranche = 'flexlock_lwbench'");
+	  WHERE tranche = 'flexlock_test'");
 is($n, 1, 'a hold of the test lock: one timed hold');
 cmp_ok($avg, '>=', 300_000, "... of at least 300 ms ($avg us)");
 cmp_ok($avg, '<', 30_000_000, '... and not absurdly long');
@@ -83,12 +86,12 @@ my $h = $node->background_psql('postgres');
 my $hpid = $h->query_safe('SELECT pg_backend_pid()');
 $h->query_safe('SELECT injection_points_set_local()');
 $h->query_safe(q{SELECT injection_points_attach('flexlock-test-lwlock-held', 'wait')});
-$h->query_until(qr/holding/, qq{\\echo holding\nSELECT flexlock_test_lwlock('exclusive');\n});
+$h->query_until(qr/holding/, qq{\\echo holding\nSELECT inject.flexlock_test_lwlock('exclusive');\n});
 $node->poll_query_until('postgres',
 	"SELECT wait_event = 'flexlock-test-lwlock-held' FROM pg_stat_activity WHERE pid = $hpid")
   or die 'H did not stop';
 $s->query_safe('SELECT flexlock_reset()');
-$s->query_until(qr/nesting/, qq{\\echo nesting\nSELECT flexlock_test_lwlock_nested(0);\n});
+$s->query_until(qr/nesting/, qq{\\echo nesting\nSELECT inject.flexlock_test_lwlock_nested(0);\n});
 $node->poll_query_until('postgres',
 	"SELECT wait_event_type = 'LWLock' FROM pg_stat_activity WHERE pid = $spid")
   or die 'S did not wait';
@@ -99,16 +102,16 @@ like($s->query_safe('SELECT 1'), qr/1$/, 'S got both locks');
 my %row = map { my @f = split /\|/; ($f[0] => { n => $f[1], ms => $f[2], wait => $f[3] }) } split /\n/,
   $s->query_safe(
 	"SELECT tranche, holds_timed, hold_exclusive_ms, hold_wait_exclusive_ms FROM flexlock_backends($spid)
-	  WHERE tranche IN ('flexlock_test_outer', 'flexlock_lwbench')");
+	  WHERE tranche IN ('flexlock_test_outer', 'flexlock_test')");
 is($row{flexlock_test_outer}{n}, 1, 'the outer lock: one timed hold');
 cmp_ok($row{flexlock_test_outer}{wait}, '>=', 300, "... with at least 300 ms of nested wait ($row{flexlock_test_outer}{wait} ms)");
 cmp_ok($row{flexlock_test_outer}{wait}, '<=', $row{flexlock_test_outer}{ms}, '... within the hold');
-is($row{flexlock_lwbench}{n}, 1, 'the inner lock, released after the outer one: one timed hold');
+is($row{flexlock_test}{n}, 1, 'the inner lock, released after the outer one: one timed hold');
 # (a hold of microseconds: only a preemption as long as the wait, at least
 # 300 ms, inside it could make it that long)
-cmp_ok($row{flexlock_lwbench}{ms}, '<', $row{flexlock_test_outer}{wait},
-	"... short, not the $row{flexlock_test_outer}{wait} ms waited for it ($row{flexlock_lwbench}{ms} ms)");
-is($row{flexlock_lwbench}{wait}, 0, '... with no nested wait');
+cmp_ok($row{flexlock_test}{ms}, '<', $row{flexlock_test_outer}{wait},
+	"... short, not the $row{flexlock_test_outer}{wait} ms waited for it ($row{flexlock_test}{ms} ms)");
+is($row{flexlock_test}{wait}, 0, '... with no nested wait');
 
 # Holds ended by errors: more of them than there are sampling slots (one
 # session, which goes on after each error)
@@ -117,11 +120,11 @@ my ($rc, $out, $err) = $node->psql(
 	"SELECT injection_points_set_local();
 	 SELECT injection_points_attach('flexlock-test-lwlock-held', 'error');
 	 SELECT flexlock_reset();\n"
-	  . ("SELECT flexlock_test_lwlock('shared');\n" x 12)
+	  . ("SELECT inject.flexlock_test_lwlock('shared');\n" x 12)
 	  . "SELECT injection_points_detach('flexlock-test-lwlock-held');
-	 SELECT flexlock_test_lwlock('shared');
+	 SELECT inject.flexlock_test_lwlock('shared');
 	 SELECT 'timed ' || holds_timed || '/' || acquire_shared FROM flexlock_backends(pg_backend_pid())
-	  WHERE tranche = 'flexlock_lwbench';",
+	  WHERE tranche = 'flexlock_test';",
 	on_error_stop => 0);
 is(() = $err =~ /error triggered for injection point flexlock-test-lwlock-held/g, 12, '12 holds ended by errors');
 like($out, qr/^timed 13\/13$/m, 'they are timed, and sampling goes on after them');

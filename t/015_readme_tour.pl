@@ -393,6 +393,18 @@ close $listener;
 ($out, $rc) = run('make status');
 like($out, qr/^flexlock: server running: patched build, variant stock, port $port\b/m,
 	'... before the server was stopped to change it');
+
+# the extension's regression tests against the running server, as contrib's
+# `make installcheck` (their output where this test may write; libpq's
+# variables as a user's shell has them, not as this test's framework sets
+# them)
+mkdir("$tmp/installcheck") or die "mkdir: $!";
+($out, $rc) = run('make -C contrib_flexlock installcheck',
+	EXTRA_REGRESS_OPTS => "--outputdir=$tmp/installcheck",
+	PGHOST => '', PGPORT => '', PGUSER => '');
+is($rc, 0, 'make -C contrib_flexlock installcheck against make server') or diag($out);
+like($out, qr/^# using postmaster on \Q$srv\E, port $port$/m, '... on the server of make server');
+like($out, qr/^# All 6 tests passed\.$/m, '... all six tests pass');
 run('make stop');
 ($out, $rc) = run('make pgbench SCRIPT=bench-scripts/workloads/select-only.sql');
 like($out, qr/^flexlock: no server is running \(\S+\): start one with 'make server'/m,

@@ -29,9 +29,9 @@ $node->append_conf('postgresql.conf',
 	  # the exiting process has detached its DSM segments)
 	  . "shared_preload_libraries = 'injection_points'\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points');
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject; CREATE EXTENSION injection_points');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
-	'1.4', 'flexlock 1.4 (the newest)');
+	'1.5', 'flexlock 1.5 (the newest)');
 
 # --- a known hot lock --------------------------------------------------------
 
@@ -48,8 +48,8 @@ $wall_ms = (split /\n/, $wall_ms)[-1];
 # that registered them)
 my ($tranche, $lock, $hold, $wait, $share) = split /\|/,
   $s->query_safe('SELECT tranche, lock, hold_ms, wait_ms, hold_share FROM flexlock_hot_lwlocks LIMIT 1');
-is($tranche, 'flexlock_lwbench', 'the test lock is the hottest');
-like($lock, qr/^flexlock_lwbench /, "... named by its tranche ($lock)");
+is($tranche, 'flexlock_test', 'the test lock is the hottest');
+like($lock, qr/^flexlock_test /, "... named by its tranche ($lock)");
 cmp_ok($hold, '>=', 600, "... held at least 600 ms ($hold ms)");
 cmp_ok($hold, '<=', $wall_ms, "... and no longer than the statement ($wall_ms ms)");
 ok($share > 0.99 && $share <= 1.0001, "... all of its tranche's hold time ($share)");
@@ -57,7 +57,7 @@ ok($share > 0.99 && $share <= 1.0001, "... all of its tranche's hold time ($shar
 my ($n, $p50, $p90, $p99, $max) = split /\|/,
   $s->query_safe(
 	"SELECT holds_timed, hold_p50_us, hold_p90_us, hold_p99_us, hold_max_us FROM flexlock_lwlock_waits
-	  WHERE tranche = 'flexlock_lwbench' AND mode = 'exclusive'");
+	  WHERE tranche = 'flexlock_test' AND mode = 'exclusive'");
 is($n, 2, 'two timed holds in the histogram');
 ok($p50 <= $p90 && $p90 <= $p99 && $p99 <= $max, "hold percentiles ordered ($p50 <= $p90 <= $p99 <= $max)");
 # 300 ms lies in the bucket [2^28, 2^29) ns; interpolation stays at or
@@ -67,11 +67,11 @@ cmp_ok($max, '>=', 300_000, "the longest hold is at least 300 ms ($max us)");
 cmp_ok($max, '<=', 1000 * $wall_ms, '... and no longer than the statement');
 is( $s->query_safe(
 		"SELECT sum(holds) FILTER (WHERE coalesce(upper_us, 1e12) > 300000) || ' ' || sum(holds)
-		   FROM flexlock_lwlock_wait_histogram WHERE tranche = 'flexlock_lwbench'"),
+		   FROM flexlock_lwlock_wait_histogram WHERE tranche = 'flexlock_test'"),
 	'2 2',
 	'both holds in the bucket of 300 ms or above, none below');
 is( $s->query_safe(
-		"SELECT instances || ' ' || instances_saturated FROM flexlock_lock_load WHERE tranche = 'flexlock_lwbench'"),
+		"SELECT instances || ' ' || instances_saturated FROM flexlock_lock_load WHERE tranche = 'flexlock_test'"),
 	'1 false',
 	'the test lock tranche: one instance measured');
 
@@ -84,8 +84,8 @@ my $est = $node->safe_psql('postgres', q{SET lock_stats_hold_sample = 4; SELECT 
 	SELECT flexlock_test_lwlock('exclusive', 2) FROM generate_series(1, 200);
 	SELECT round(hold_ms) || ' ' || round(extract(epoch FROM clock_timestamp() - :'t0') * 1000)
 	       || ' ' || (SELECT round((hold_exclusive_ms / (avg_hold_exclusive_us * holds_timed / 1000))::numeric, 3)
-	                    FROM flexlock_lwlocks WHERE tranche = 'flexlock_lwbench')
-	  FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'});
+	                    FROM flexlock_lwlocks WHERE tranche = 'flexlock_test')
+	  FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_test'});
 my ($wall, $scale);
 ($est, $wall, $scale) = split / /, (split /\n/, $est)[-1];
 ok($est >= 200 && $est <= 4 * $wall,
@@ -150,7 +150,7 @@ $node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity W
 # register the tranche's name in the reader without a sampled hold
 my $read_hot = q{SET lock_stats_hold_sample = 0; SELECT flexlock_test_lwlock('shared');
 	SELECT count(*) || ' ' || coalesce(round(sum(hold_ms)), 0) FROM flexlock_hot_lwlocks
-	 WHERE tranche = 'flexlock_lwbench' AND hold_ms >= 300};
+	 WHERE tranche = 'flexlock_test' AND hold_ms >= 300};
 like($node->safe_psql('postgres', $read_hot), qr/\n1 ([3-9]\d\d|\d{4,})$/,
 	'the test lock stays hot after its holder exited (a hold of 300 ms or more)');
 $node->safe_psql('postgres', 'SELECT flexlock_reset()');
@@ -214,7 +214,7 @@ $node->safe_psql('postgres', q{SELECT injection_points_wakeup('flexlock-test-lwl
 $h->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
 my ($wms, $hms) = split /\|/,
   $w->query_safe(
-	"SELECT sum(wait_ms), sum(hold_ms) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'");
+	"SELECT sum(wait_ms), sum(hold_ms) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_test'");
 $wms =~ s/^\s+//;		# (after the empty result of W's acquisition)
 cmp_ok($wms, '>=', 300, "sampling off: the sleep on the test lock is its wait time ($wms ms)");
 is($hms, 0, '... and no hold is timed');

@@ -2,7 +2,7 @@
 #
 # First the interleavings the protocol's invariant is about, forced one by
 # one with injection points on the test lock (made read-biased by
-# flexlock.test_lock_read_biased, alone, so that the counters are its own):
+# flexlock_inject.test_lock_read_biased, alone, so that the counters are its own):
 #   1. a writer waits for a reader that holds the lock through its slot,
 #      polling (readbias.drain_polls, not a sleep on the lock), and the bias
 #      stays off for a while after the revocation (rb_inhibit);
@@ -38,13 +38,13 @@ my $seconds = $ENV{FLEXLOCK_TORTURE_SECONDS} || 4;
 my $node = PostgreSQL::Test::Cluster->new('readbiased');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
-flexlock.test_lock_read_biased = on
+flexlock_inject.test_lock_read_biased = on
 max_worker_processes = 40
 max_connections = 30
 autovacuum = off
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+$node->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject; CREATE EXTENSION injection_points;');
 is($node->safe_psql('postgres', 'SHOW lwlock_read_biased'), '', 'lwlock_read_biased is empty');
 
 sub counter
@@ -101,7 +101,7 @@ sub test_lock_stats_of
 	my ($sess, $pid) = @_;
 	return $sess->query_safe(qq{
 		SELECT coalesce(sum(waits), 0) || '/' || coalesce(sum(wakeups), 0)
-		  FROM flexlock_backends($pid) WHERE tranche = 'flexlock_lwbench'});
+		  FROM flexlock_backends($pid) WHERE tranche = 'flexlock_test'});
 }
 
 # Voluntary context switches of a process so far: a process that polls
@@ -183,11 +183,11 @@ sub pmdeath_node
 	my $n = PostgreSQL::Test::Cluster->new($name);
 	$n->init;
 	$n->append_conf('postgresql.conf', qq{
-flexlock.test_lock_read_biased = on
+flexlock_inject.test_lock_read_biased = on
 autovacuum = off
 });
 	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points;');
+	$n->safe_psql('postgres', 'CREATE EXTENSION flexlock; CREATE EXTENSION flexlock_inject; CREATE EXTENSION injection_points;');
 	return $n;
 }
 
@@ -263,10 +263,10 @@ sub case_1
 	my ($wsleeps) = split m{/}, test_lock_stats_of($w, $wpid);
 	is($wsleeps, 0, '1: W\'s polls are not counted as sleeps on the lock');
 	is($w->query_safe(q{
-		SELECT count(*) FROM flexlock_lwlock_wait_histogram WHERE tranche = 'flexlock_lwbench'}),
+		SELECT count(*) FROM flexlock_lwlock_wait_histogram WHERE tranche = 'flexlock_test'}),
 		'0', '1: nor in the sleep histograms');
 	is($w->query_safe(q{
-		SELECT coalesce(sum(wait_ms), 0) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_lwbench'}),
+		SELECT coalesce(sum(wait_ms), 0) FROM flexlock_hot_lwlocks WHERE tranche = 'flexlock_test'}),
 		'0', '1: nor in the hot locks\' sleep time');
 	$r->query_safe(q{SELECT injection_points_detach('flexlock-test-lwlock-held')});
 	$_->quit for ($r, $w);

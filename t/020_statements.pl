@@ -54,7 +54,7 @@ $node->start;
 $node->safe_psql('postgres',
 	'CREATE EXTENSION flexlock; CREATE EXTENSION injection_points; CREATE EXTENSION flexlock_inject;');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
-	'1.4', 'flexlock 1.4');
+	'1.5', 'flexlock 1.5');
 $node->command_ok([ 'pgbench', '-i', '-s', '1', '-q', '-d', $node->connstr('postgres') ],
 	'pgbench tables at scale 1');
 

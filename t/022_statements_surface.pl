@@ -69,7 +69,7 @@ is($node->safe_psql('postgres', qq{
 	't', '1: ... and its locks by kind');
 $node->safe_psql('postgres', 'ALTER EXTENSION flexlock UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'flexlock'"),
-	'1.4', '1: updated to 1.4');
+	'1.5', '1: updated to 1.5 (the statements as in 1.4)');
 is($node->safe_psql('postgres', qq{
 	SELECT calls || ' ' || failed_calls || ' ' || (lwlock_acquisitions > 0) || ' ' || (lwlock_hold_time >= 0)
 		   || ' ' || (stats_since <= now())

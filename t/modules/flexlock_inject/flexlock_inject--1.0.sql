@@ -39,3 +39,46 @@ CREATE FUNCTION flexlock_inject_lwlock_waiting(pid int)
 RETURNS bool
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
+
+-- The locks of test_locks.c, which the flexlock extension carried up to its
+-- version 1.4.  Superuser only: they write made-up events into the
+-- statistics and hold locks of the server.
+
+-- Count a contended spinlock acquisition at a named call site in this
+-- process, through finish_spin_delay() as s_lock() does; returns whether
+-- finish_spin_delay() itself attributed it to the site's entry (it must not
+-- for a site the process has not met before: real callers hold the
+-- spinlock).
+CREATE FUNCTION flexlock_test_spin_delay(site text, spins int4, delays int4)
+RETURNS bool
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Acquire the server's test LWLock (tranche flexlock_test) in mode 'shared'
+-- or 'exclusive' (or 'exclusive_conditional', 'exclusive_conditional_twice'),
+-- hold it hold_ms milliseconds and through the injection point
+-- flexlock-test-lwlock-held, release it.
+CREATE FUNCTION flexlock_test_lwlock(mode text, hold_ms int4 DEFAULT 0)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Acquire an outer lock (tranche flexlock_test_outer) exclusively, then the
+-- test lock exclusively (waiting if it is held), hold both hold_ms
+-- milliseconds, and release the outer lock first.
+CREATE FUNCTION flexlock_test_lwlock_nested(hold_ms int4 DEFAULT 0)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- Hold ProcArrayLock in shared mode for hold_ms milliseconds, through the
+-- state word ('word') or through a read-bias slot ('slot').
+CREATE FUNCTION flexlock_test_procarray(hold_ms int4, through text DEFAULT 'word')
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION flexlock_test_spin_delay(text, int4, int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_test_lwlock(text, int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_test_lwlock_nested(int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION flexlock_test_procarray(int4, text) FROM PUBLIC;

@@ -30,6 +30,11 @@
  * SIGSTOP in their sleep: a release that woke one has taken it off the list
  * although it has not run since.
  *
+ * test_locks.c has the locks the regression tests take on purpose (the test
+ * LWLock, ProcArrayLock held through a read-bias slot, a made-up contended
+ * spinlock).  The module builds on any flexlock-patched build; the actions
+ * on injection points need one configured with them (cassert here).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -46,6 +51,15 @@
 #include "utils/wait_event.h"
 
 PG_MODULE_MAGIC;
+
+/* test_locks.c */
+extern void flexlock_inject_test_locks_init(void);
+
+void
+_PG_init(void)
+{
+	flexlock_inject_test_locks_init();
+}
 
 #define MAX_STOPPED_POINTS	16
 
