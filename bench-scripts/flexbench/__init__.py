@@ -14,5 +14,6 @@ The package behind bench-scripts/flexbench.py, one idea per module:
              uses it too)
   report     summary.md, plots, counters tables
   lwbench    the LWLock micro-benchmark
+  layering   make layering's analysis: objdump and callgrind, before/after
   cli        the command line
 """
