@@ -61,7 +61,8 @@ help:
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=)"
-	@echo "  make predict-check   the simulator's tests, and make predict reproducing a row of its validation.csv"
+	@echo "  make predict-check   the simulator's tests, make predict reproducing a row of its validation.csv, and"
+	@echo "                       every committed prediction set of the model version re-run (12 minutes)"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
 	@echo "  make machine-profile cache-line transfer, semaphore wake-up, WAL flush time of this machine (MACHINE_PROFILE_OUT)"
 	@echo "  make trace           WORKLOAD= VARIANT= [TXNS= SCALE=]: lock traces with one client (docs/lock-trace.md)"
@@ -147,7 +148,7 @@ predict:
 		$(if $(TRACES),--traces "$(abspath $(TRACES))") $(if $(TRACES_MACHINE),--traces-machine "$(TRACES_MACHINE)")
 
 predict-check:
-	@cd bench-scripts && python3 -m unittest tests.test_flexsim
+	@cd bench-scripts && FLEXSIM_RERUN=1 python3 -m unittest tests.test_flexsim
 
 clean:
 	@$(S)/server.sh stop >/dev/null 2>&1 || true

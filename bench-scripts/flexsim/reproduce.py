@@ -1,6 +1,8 @@
-"""Reproduce a row of a validation.csv with `make predict`.
+"""Reproduce committed predictions: a row with `make predict`, or every
+committed prediction set of the current model version.
 
     python3 -m flexsim.reproduce RESULTS/validation.csv [--point NAME] [--version V]
+    python3 -m flexsim.reproduce --all [--jobs N]
 
 runs `make predict WORKLOAD= VARIANT= CORES= CLIENTS=` from the top of the
 checkout with the row's settings and the inputs its predictions were made
@@ -9,15 +11,26 @@ beside them; the default machine and traces where there is none) and checks that
 it prints is the row's predicted_tps.  Without --point: the row of the
 latest model version (or --version) whose prediction is quickest to
 reproduce (fewest cores and clients, select-only first).  Exit 0 when equal.
+
+--all re-runs every prediction set of the current model version committed
+under results/: each predictions-<version>[-TAG].csv of a validation
+(results/*-flexsim-validation/*/, with the inputs its .inputs.json names and
+the points of the run its rows name) with `python3 -m flexsim.validate
+predict`, and each predictions-<version>.csv of results/*-flexsim-predictions/
+with `python3 -m flexsim.designs`, into a temporary directory, and compares
+every predicted figure with the committed one.  Exit 0 when all are equal.
+(v3's three sets: 16 minutes of CPU, 12 with 2 jobs; make predict-check.)
 """
 
 import argparse
+import concurrent.futures
 import csv
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from . import params as P
@@ -80,12 +93,103 @@ def run(row):
     return " ".join(cmd[4:]), got, p
 
 
+def committed_sets(version=None):
+    """[(kind, path)] of the committed prediction sets of a model version
+    (default: the current one): 'validation' or 'designs'."""
+    version = version or P.MODEL_VERSION
+    sets = []
+    for f in sorted(TOP.glob("results/*-flexsim-validation/*/predictions-*.csv")):
+        if f.stem[len("predictions-"):].split("-")[0] == version:
+            sets.append(("validation", f))
+    for f in sorted(TOP.glob("results/*-flexsim-predictions/predictions-*.csv")):
+        if f.stem == f"predictions-{version}":
+            sets.append(("designs", f))
+    return sets
+
+
+def rerun_command(kind, path, out):
+    """The command that made a committed set, writing into out."""
+    py = [sys.executable, "-m"]
+    if kind == "designs":
+        return py + ["flexsim.designs", "--out", str(out)]
+    tag = path.stem[len("predictions-"):]
+    rows = list(csv.DictReader(open(path)))
+    run = rows[0]["point"].split("/")
+    # a point is 2026-11-22-16core/RUN/... (the 16-core run) or 2core/RUN/...
+    # (a flexbench run of this lab, results/RUN)
+    setname = "sixteen" if run[0] == "2026-11-22-16core" else str(TOP / "results" / run[1])
+    cmd = py + ["flexsim.validate", "predict", "--set", setname, "--out", str(out)]
+    inputs = path.with_name(f"predictions-{tag}.inputs.json")
+    i = json.loads(inputs.read_text()) if inputs.exists() else {}
+    if i.get("machine"):
+        cmd += ["--machine", i["machine"]]
+    if i.get("traces"):
+        cmd += ["--traces", str(TOP / moved(i["traces"]))]
+    if i.get("traces_machine"):
+        cmd += ["--traces-machine", i["traces_machine"]]
+    if "-" in tag:
+        cmd += ["--tag", tag.split("-", 1)[1]]
+    return cmd
+
+
+def figures(kind, path):
+    """{point: the predicted figures} of a set's CSV"""
+    rows = list(csv.DictReader(open(path)))
+    if kind == "designs":
+        return {(r["workload"], r["variant"], r["cores"], r["clients"]):
+                (r["predicted_tps"], r["stock_predicted_tps"], r["ratio"]) for r in rows}
+    return {r["point"]: r["predicted_tps"] for r in rows}
+
+
+def rerun_set(kind, path):
+    """Re-run one committed set; returns (path, [differences], log tail)."""
+    with tempfile.TemporaryDirectory() as out:
+        p = subprocess.run(rerun_command(kind, path, out), cwd=TOP / "bench-scripts",
+                           capture_output=True, text=True)
+        new = Path(out) / path.name
+        if p.returncode != 0 or not new.exists():
+            return path, [f"the re-run failed (exit {p.returncode})"], (p.stdout + p.stderr)[-2000:]
+        want, got = figures(kind, path), figures(kind, new)
+        diffs = [f"{k}: committed {want.get(k)}, re-run {got.get(k)}"
+                 for k in sorted(set(want) | set(got), key=str) if want.get(k) != got.get(k)]
+        return path, diffs, ""
+
+
+def rerun_all(jobs=2, version=None):
+    """Re-run every committed set of the model version; prints each one's
+    verdict, returns the number of sets that differ."""
+    sets = committed_sets(version)
+    if not sets:
+        print(f"no committed prediction set of model {version or P.MODEL_VERSION}")
+        return 1
+    bad = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        for (kind, _), (path, diffs, log) in zip(sets, ex.map(lambda s: rerun_set(*s), sets)):
+            name = path.relative_to(TOP)
+            if diffs:
+                bad += 1
+                print(f"{name}: {len(diffs)} figures differ")
+                for d in diffs[:20]:
+                    print("  " + d)
+                if log:
+                    print(log)
+            else:
+                print(f"{name}: every figure re-run identically ({len(figures(kind, path))} points)")
+    return bad
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv")
+    ap.add_argument("csv", nargs="?")
     ap.add_argument("--point")
     ap.add_argument("--version")
+    ap.add_argument("--all", action="store_true", help="re-run every committed set of the current model version")
+    ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args(argv)
+    if a.all:
+        return 1 if rerun_all(a.jobs) else 0
+    if not a.csv:
+        ap.error("name a validation.csv, or --all")
     row = pick(list(csv.DictReader(open(a.csv))), a.point, a.version)
     cmd, got, p = run(row)
     want = int(row["predicted_tps"])

@@ -461,6 +461,16 @@ class Predict(unittest.TestCase):
         cmd, got, p = RP.run(row)
         self.assertEqual(got, int(row["predicted_tps"]), f"make {cmd}: {p.stdout[-500:]} {p.stderr[-500:]}")
 
+    @unittest.skipUnless(os.environ.get("FLEXSIM_RERUN") == "1",
+                         "re-running every committed prediction set takes 12 minutes: make predict-check")
+    def test_rerun_every_committed_set(self):
+        """Every prediction set of this model version committed under
+        results/ re-runs to the same figures (a refactor of the simulator
+        must keep them; a model change is a new version)."""
+        from flexsim import reproduce as RP
+        self.assertTrue(RP.committed_sets(), f"no committed prediction set of {RP.P.MODEL_VERSION}")
+        self.assertEqual(RP.rerun_all(jobs=2), 0, "sets whose figures differ (printed above)")
+
     def test_make_usage(self):
         """make predict without its variables says what it needs."""
         r = subprocess.run(["make", "-s", "-C", str(TOP), "predict"], capture_output=True, text=True)
