@@ -3,7 +3,7 @@
 -- The install script of 1.5, the objects of 1.4 without its test functions
 -- (flexlock_test_*, now in the test module t/modules/flexlock_inject),
 -- grouped by what they count.  An installation of 1.0 to 1.4 reaches the
--- same objects through the update scripts (sql/upgrade.sql compares them).
+-- same objects through the update scripts (sql/report.sql compares them).
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION flexlock" to load this file. \quit

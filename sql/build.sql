@@ -9,6 +9,16 @@ SHOW debug_assertions;
 -- The variant file reached the server (it sets flexlock_test.variant).
 SELECT current_setting('flexlock_test.variant', true) IS NOT NULL AS variant_config_applied;
 
+-- The variant config under test reached the server: with stock.conf no
+-- variant differs from stock (every GUC's default is stock), with any
+-- other at least one does.  (Here, not in flexlock.sql: only make check's
+-- servers have a variant config.)
+CREATE EXTENSION flexlock;
+SELECT (count(*) = 0) = (current_setting('flexlock_test.variant') = 'stock')
+       AS variant_config_in_effect
+  FROM flexlock_variants WHERE current_setting <> stock_setting;
+DROP EXTENSION flexlock;
+
 SELECT name FROM pg_available_extensions
  WHERE name IN ('amcheck', 'injection_points', 'pageinspect', 'pg_walinspect')
  ORDER BY name;
