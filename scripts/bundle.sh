@@ -69,6 +69,8 @@ run_logged "$LOGS/bundle-pingpong.log" "compiling bench-scripts/machine/pingpong
 for b in "${builds[@]}"; do
 	cp -a "$BUILD/install/$b" "$dir/build/install/$b"
 	rm -f "$dir/build/install/$b/.flexlock-build"
+	# the tests' own module (t/modules/flexlock_inject) stays home
+	find "$dir/build/install/$b" -name 'flexlock_inject*' -delete
 	find "$dir/build/install/$b" -type f \( -perm -u+x -o -name '*.so*' -o -name '*.a' \) -print0 |
 		while IFS= read -r -d '' f; do
 			if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || [[ $f = *.a ]]; then

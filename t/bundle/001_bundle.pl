@@ -86,6 +86,7 @@ for my $f ('flexbench', 'README.md', 'bundle.json', 'build/pristine.origin', 'be
 }
 is(join(' ', grep { m{^\Q$name\E/(results|bench-scripts/tests)(/|$)} } @members), '',
 	'... and no results/ or tests/');
+is(join(' ', grep { m{/flexlock_inject[^/]*$} } @members), '', '... nor the tests\' module flexlock_inject');
 is(join(' ', grep { !m{^\Q$name\E(/|$)} } @members), '', '... all under one directory');
 
 # --- as root: servers as the unprivileged user, under a private directory -----
