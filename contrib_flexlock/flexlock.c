@@ -46,6 +46,7 @@
 #include <math.h>
 
 #include "storage/dsm_registry.h"
+#include "storage/proc.h"
 #include "utils/backend_status.h"
 #include "utils/guc.h"
 #include "utils/injection_point.h"
@@ -277,6 +278,54 @@ flexlock_sum_all_slots(LockStatsData *sum, TimestampTz *reset_time)
 				sum->counters[c] = LockStatsShmem->retired_max[c];
 	LWLockRelease(LockStatsRetireLock);
 	pfree(cur);
+}
+
+/*
+ * The counters of the live process in slot i since it took the slot, or
+ * since the last reset if that reset saw this same owner (a per-process
+ * view's row): false if the slot has no live process, or (one) not the
+ * process of pid want.  p->cur and p->start are scratch; pause_pid is
+ * flexlock_read_slot()'s.
+ */
+bool
+flexlock_process_delta(int i, bool one, int want, int pause_pid, FlexlockProcessDelta *p)
+{
+	PGPROC	   *proc = GetPGProcByNumber(i);
+	PgBackendStatus *beentry;
+	uint32		gen;
+	TimestampTz started;
+
+	flexlock_read_slot(i, &gen, &p->pid, &started, &p->start, &p->cur, pause_pid);
+	/* only slots whose process is alive now */
+	if (p->pid == 0 || proc->pid != p->pid)
+		return false;
+	if (one && p->pid != want)
+		return false;
+
+	p->since = started;
+	LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
+	if (flexlock_shared->reset_time != 0 && flexlock_baseline_gen()[i] == gen)
+	{
+		memcpy(&p->start, &flexlock_shared->baseline[i], sizeof(LockStatsData));
+		p->since = flexlock_shared->reset_time;
+	}
+	LWLockRelease(&flexlock_shared->lock);
+	memset(&p->delta, 0, sizeof(LockStatsData));
+	flexlock_accumulate(&p->delta, &p->cur, &p->start, p->cur.max_epoch);
+
+	beentry = pgstat_get_beentry_by_proc_number(i);
+	p->backend_type = beentry ? GetBackendTypeDesc(beentry->st_backendType) : "unknown";
+	return true;
+}
+
+/* A per-process view asked for a pid that has no slot */
+void
+flexlock_no_such_process(int pid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("no server process with PID %d has lock statistics", pid),
+			 errhint("Lock statistics exist for processes that have a PGPROC: backends, auxiliary processes, background workers.")));
 }
 
 Datum

@@ -53,6 +53,21 @@ extern void flexlock_accumulate(LockStatsData *dst, const LockStatsData *cur,
 								const LockStatsData *base, uint64 epoch);
 extern void flexlock_sum_all_slots(LockStatsData *sum, TimestampTz *reset_time);
 extern Datum flexlock_reset_datum(TimestampTz t, bool *isnull);
+
+/* flexlock.c: one live process's counters, for the per-process views */
+typedef struct FlexlockProcessDelta
+{
+	LockStatsData cur;			/* scratch */
+	LockStatsData start;		/* scratch */
+	LockStatsData delta;		/* the counters since since */
+	int			pid;
+	TimestampTz since;
+	const char *backend_type;
+} FlexlockProcessDelta;
+
+extern bool flexlock_process_delta(int i, bool one, int want, int pause_pid,
+								   FlexlockProcessDelta *p);
+extern void flexlock_no_such_process(int pid);
 extern TimestampTz flexlock_current_reset_time(void);
 extern void flexlock_hist_bucket_bounds(int b, uint64 max_ns, double *lo, double *hi);
 

@@ -20,7 +20,6 @@
 
 #include "funcapi.h"
 #include "storage/proc.h"
-#include "utils/backend_status.h"
 #include "utils/builtins.h"
 
 #include "flexlock.h"
@@ -120,9 +119,7 @@ flexlock_hwlock_backends(PG_FUNCTION_ARGS)
 	bool		one = !PG_ARGISNULL(0);
 	int			want = one ? PG_GETARG_INT32(0) : 0;
 	bool		found = false;
-	LockStatsData *cur = palloc(sizeof(LockStatsData));
-	LockStatsData *start = palloc(sizeof(LockStatsData));
-	LockStatsData *delta = palloc(sizeof(LockStatsData));
+	FlexlockProcessDelta *p = palloc(sizeof(FlexlockProcessDelta));
 	int			i,
 				t,
 				m;
@@ -132,60 +129,27 @@ flexlock_hwlock_backends(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < LockStatsShmem->nslots; i++)
 	{
-		PGPROC	   *proc = GetPGProcByNumber(i);
-		PgBackendStatus *beentry;
-		const char *btype;
-		int			pid;
-		uint32		gen;
-		TimestampTz started;
-		TimestampTz since;
-
-		flexlock_read_slot(i, &gen, &pid, &started, start, cur, 0);
-		if (pid == 0 || proc->pid != pid)
-			continue;
-		if (one && pid != want)
+		if (!flexlock_process_delta(i, one, want, 0, p))
 			continue;
 		found = true;
-
-		since = started;
-		LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
-		if (flexlock_shared->reset_time != 0 && flexlock_baseline_gen()[i] == gen)
-		{
-			memcpy(start, &flexlock_shared->baseline[i], sizeof(LockStatsData));
-			since = flexlock_shared->reset_time;
-		}
-		LWLockRelease(&flexlock_shared->lock);
-		memset(delta, 0, sizeof(LockStatsData));
-		flexlock_accumulate(delta, cur, start, cur->max_epoch);
-
-		beentry = pgstat_get_beentry_by_proc_number(i);
-		btype = beentry ? GetBackendTypeDesc(beentry->st_backendType) : "unknown";
-
 		for (t = 0; t < LOCKSTATS_HW_TYPES; t++)
 			for (m = 0; m < LOCKSTATS_HW_MODES; m++)
 			{
 				Datum		values[HWLOCK_COLS + 3] = {0};
 				bool		nulls[HWLOCK_COLS + 3] = {0};
 
-				if (!hwlock_row_active(&delta->hwlock[t][m]))
+				if (!hwlock_row_active(&p->delta.hwlock[t][m]))
 					continue;
-				values[0] = Int32GetDatum(pid);
-				values[1] = CStringGetTextDatum(btype);
-				hwlock_row(t, m, &delta->hwlock[t][m], values, nulls, 2);
-				values[HWLOCK_COLS + 2] = TimestampTzGetDatum(since);
+				values[0] = Int32GetDatum(p->pid);
+				values[1] = CStringGetTextDatum(p->backend_type);
+				hwlock_row(t, m, &p->delta.hwlock[t][m], values, nulls, 2);
+				values[HWLOCK_COLS + 2] = TimestampTzGetDatum(p->since);
 				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			}
 	}
-
 	if (one && !found)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("no server process with PID %d has lock statistics", want),
-				 errhint("Lock statistics exist for processes that have a PGPROC: backends, auxiliary processes, background workers.")));
-
-	pfree(cur);
-	pfree(start);
-	pfree(delta);
+		flexlock_no_such_process(want);
+	pfree(p);
 	return (Datum) 0;
 }
 

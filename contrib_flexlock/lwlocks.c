@@ -186,9 +186,7 @@ flexlock_backends_internal(FunctionCallInfo fcinfo, bool holds)
 	bool		one = !PG_ARGISNULL(0);
 	int			want = one ? PG_GETARG_INT32(0) : 0;
 	bool		found = false;
-	LockStatsData *cur = palloc(sizeof(LockStatsData));
-	LockStatsData *start = palloc(sizeof(LockStatsData));
-	LockStatsData *delta = palloc(sizeof(LockStatsData));
+	FlexlockProcessDelta *p = palloc(sizeof(FlexlockProcessDelta));
 	int			i,
 				t;
 
@@ -197,65 +195,27 @@ flexlock_backends_internal(FunctionCallInfo fcinfo, bool holds)
 
 	for (i = 0; i < LockStatsShmem->nslots; i++)
 	{
-		PGPROC	   *proc = GetPGProcByNumber(i);
-		PgBackendStatus *beentry;
-		const char *btype;
-		int			pid;
-		uint32		gen;
-		TimestampTz started;
-		TimestampTz since;
-
-		flexlock_read_slot(i, &gen, &pid, &started, start, cur, want);
-		/* only slots whose process is alive now */
-		if (pid == 0 || proc->pid != pid)
-			continue;
-		if (one && pid != want)
+		if (!flexlock_process_delta(i, one, want, want, p))
 			continue;
 		found = true;
-
-		/*
-		 * Counted since the process took the slot, or since the last reset if
-		 * that reset saw this same owner.
-		 */
-		since = started;
-		LWLockAcquire(&flexlock_shared->lock, LW_SHARED);
-		if (flexlock_shared->reset_time != 0 && flexlock_baseline_gen()[i] == gen)
-		{
-			memcpy(start, &flexlock_shared->baseline[i], sizeof(LockStatsData));
-			since = flexlock_shared->reset_time;
-		}
-		LWLockRelease(&flexlock_shared->lock);
-		memset(delta, 0, sizeof(LockStatsData));
-		flexlock_accumulate(delta, cur, start, cur->max_epoch);
-
-		beentry = pgstat_get_beentry_by_proc_number(i);
-		btype = beentry ? GetBackendTypeDesc(beentry->st_backendType) : "unknown";
-
 		for (t = 0; t < LOCKSTATS_NUM_TRANCHES; t++)
 		{
 			Datum		values[LWLOCK_COLS + 2 + LWLOCK_HOLD_COLS] = {0};
 			bool		nulls[LWLOCK_COLS + 2 + LWLOCK_HOLD_COLS] = {0};
 
-			if (!lwlock_row_active(&delta->lwlock[t]))
+			if (!lwlock_row_active(&p->delta.lwlock[t]))
 				continue;
-			values[0] = Int32GetDatum(pid);
-			values[1] = CStringGetTextDatum(btype);
-			if (!lwlock_row(t, &delta->lwlock[t], values, nulls, 2, holds))
+			values[0] = Int32GetDatum(p->pid);
+			values[1] = CStringGetTextDatum(p->backend_type);
+			if (!lwlock_row(t, &p->delta.lwlock[t], values, nulls, 2, holds))
 				continue;
-			values[ncols - 1] = TimestampTzGetDatum(since);
+			values[ncols - 1] = TimestampTzGetDatum(p->since);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
-
 	if (one && !found)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("no server process with PID %d has lock statistics", want),
-				 errhint("Lock statistics exist for processes that have a PGPROC: backends, auxiliary processes, background workers.")));
-
-	pfree(cur);
-	pfree(start);
-	pfree(delta);
+		flexlock_no_such_process(want);
+	pfree(p);
 	return (Datum) 0;
 }
 
