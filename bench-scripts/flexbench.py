@@ -23,11 +23,8 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from flexbench.cli import main  # noqa: E402
+from flexbench.cli import main  # (this file's directory is on sys.path)
 
 if __name__ == "__main__":
     sys.exit(main())

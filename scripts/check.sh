@@ -187,7 +187,7 @@ fi
 if want bench; then
 	mkdir -p "$BUILD/bench" && hand_over "$BUILD/bench"
 	suite bench "" env -C "$FLEXLOCK_TOP/bench-scripts/tests" FLEXBENCH_SMOKE=1 PYTHONDONTWRITEBYTECODE=1 \
-		FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
+		PYTHONPATH="$FLEXLOCK_TOP/bench-scripts" FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
 		/usr/bin/python3 -m unittest -v test_flexbench
 fi
 

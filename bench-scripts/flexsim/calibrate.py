@@ -31,11 +31,10 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flexbench import config  # noqa: E402
-from flexbench.config import Workload, variant_settings  # noqa: E402
-from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh  # noqa: E402
+from flexbench import config
+from flexbench.config import Workload, variant_settings
+from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -125,7 +124,7 @@ def measure(srv, w, cmd, secs, settle=2.0, clients=1):
             "wall_s": out["wall_s"]}
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--workloads", default="select-only,hot-rows,tpcb-logged,tpcb-unlogged,xid-storm,group-commit,"
@@ -136,7 +135,7 @@ def main():
     ap.add_argument("--clients", type=int, default=1,
                     help="pgbench clients (and threads); model v3 calibrates with as many as the machine has "
                          "cores, so that no wake-up finds a core idle: the simulator charges those itself")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     prepare_run_user()
     config.check_installed("patched")
     work = config.BUILD / "flexsim-calibrate"

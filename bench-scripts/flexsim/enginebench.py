@@ -76,11 +76,11 @@ def simpy_model(procs, acquisitions, seed=1):
     return done[0], 3 * done[0]
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--procs", type=int, default=16)
     ap.add_argument("--acquisitions", type=int, default=300000)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     for name, fn in (("heapq", heapq_model), ("simpy", simpy_model)):
         try:
             t0 = time.perf_counter()

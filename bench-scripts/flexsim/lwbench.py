@@ -17,13 +17,12 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flexsim import compile as C  # noqa: E402
-from flexsim import model as M  # noqa: E402
-from flexsim import params as P  # noqa: E402
-from flexsim import synth  # noqa: E402
-from flexsim import trace as T  # noqa: E402
+from flexsim import compile as C
+from flexsim import model as M
+from flexsim import params as P
+from flexsim import synth
+from flexsim import trace as T
 
 LOOP_NS = 2.0        # the loop and the random pick between acquisitions, beside the two atomics
 
@@ -67,14 +66,14 @@ def measured(d):
     return {k: statistics.median(v) for k, v in out.items()}
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--machine", default="16core")
     ap.add_argument("--workers", default="1,4,8,16")
     ap.add_argument("--shared", default="100,95")
     ap.add_argument("--algorithms", default="exchange,fetch_add")
     ap.add_argument("--measured")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     meas = measured(a.measured) if a.measured else {}
     print("| workers | shared % | algorithm | simulated acq/s | measured acq/s | sim / measured | sim CAS retries/acq |")
     print("|---:|---:|---|---:|---:|---:|---:|")

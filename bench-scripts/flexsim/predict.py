@@ -23,13 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from . import compile as C
+from . import model as M
+from . import params as P
+from . import trace as T
 
-from . import compile as C  # noqa: E402
-from . import model as M  # noqa: E402
-from . import params as P  # noqa: E402
-from . import trace as T  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 TOP = Path(os.environ.get("FLEXLOCK_TOP", HERE.parent.parent))
 WORKLOADS = TOP / "bench-scripts" / "workloads"

@@ -149,12 +149,12 @@ def onelock(n=100, before_ns=1000, hold_ns=250, after_ns=0):
     return w.text()
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("kind")
     ap.add_argument("--txns", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.kind == "select-only":
         sys.stdout.write(select_only(a.txns, a.seed))
     elif a.kind.startswith("insert-"):

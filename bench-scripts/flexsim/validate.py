@@ -37,11 +37,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flexsim import measured as MS  # noqa: E402
-from flexsim import params as P  # noqa: E402
-from flexsim import predict as PR  # noqa: E402
+from flexsim import measured as MS
+from flexsim import params as P
+from flexsim import predict as PR
 
 FIELDS = ["point", "workload", "variant", "cores", "clients", "measured_tps", "predicted_tps", "model_version",
           "calibration"]
@@ -370,7 +369,7 @@ def cmd_combine(a):
     return 0
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("predict")
@@ -396,7 +395,7 @@ def main():
     c.add_argument("--out", required=True)
     cb = sub.add_parser("combine")
     cb.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     return {"predict": cmd_predict, "compare": cmd_compare, "sensitivity": cmd_sensitivity,
             "combine": cmd_combine}[a.cmd](a)
 

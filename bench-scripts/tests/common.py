@@ -1,5 +1,6 @@
-"""What the driver's tests share: the package on sys.path, the fixtures, and
-running flexbench.py as a user would."""
+"""What the driver's tests share: the fixtures, and running flexbench.py as a
+user would.  The tests import the packages of bench-scripts/: run them with
+it on PYTHONPATH (scripts/check.sh: PYTHONPATH=bench-scripts)."""
 
 import os
 import subprocess
@@ -8,7 +9,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
-sys.path.insert(0, str(BENCH))
 
 FIXTURES = HERE / "fixtures"
 DRIVER = [sys.executable, str(BENCH / "flexbench.py")]

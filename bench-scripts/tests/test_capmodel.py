@@ -4,10 +4,6 @@ smallest of the CPU cap C / D and the lowest lock cap, with what binds."""
 
 import unittest
 
-import common  # the package on sys.path
-
-del common
-
 from flexbench import capmodel
 
 

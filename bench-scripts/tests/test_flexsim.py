@@ -13,19 +13,17 @@ import math
 import os
 import random
 import subprocess
-import sys
 import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
 
-from flexsim import compile as C  # noqa: E402
-from flexsim import engine as E  # noqa: E402
-from flexsim import model as M  # noqa: E402
-from flexsim import predict as PR  # noqa: E402
-from flexsim import synth  # noqa: E402
-from flexsim import trace as T  # noqa: E402
+from flexsim import compile as C
+from flexsim import engine as E
+from flexsim import model as M
+from flexsim import predict as PR
+from flexsim import synth
+from flexsim import trace as T
 
 FIX = HERE / "fixtures" / "flexsim"
 TOP = HERE.parent.parent

@@ -6,7 +6,6 @@ import os
 import tempfile
 import unittest
 
-import common  # noqa: F401  (the package on sys.path)
 from flexbench import layering as L
 
 CODE = ["LWLockAcquire", "LWLockRelease"]

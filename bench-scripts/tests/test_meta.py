@@ -5,10 +5,6 @@ import hashlib
 import json
 import tempfile
 import unittest
-
-import common  # the package on sys.path
-
-del common
 from pathlib import Path
 
 from flexbench import config, machine, meta

@@ -4,10 +4,6 @@ known answers."""
 import random
 import unittest
 
-import common  # the package on sys.path
-
-del common
-
 from flexbench import stats
 
 
