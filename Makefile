@@ -143,7 +143,7 @@ psql stop status pgbench:
 predict:
 	@if [ -z "$(WORKLOAD)" ] || [ -z "$(CORES)" ] || [ -z "$(CLIENTS)" ]; then \
 		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir TRACES_MACHINE=name]" >&2; exit 2; fi
-	@cd bench-scripts && python3 -m flexsim.predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
+	@cd bench-scripts && python3 -m flexlab sim predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
 		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
 		$(if $(TRACES),--traces "$(abspath $(TRACES))") $(if $(TRACES_MACHINE),--traces-machine "$(TRACES_MACHINE)")
 

@@ -20,11 +20,17 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
        flexbench.py counters DIR FAM  a counter family per point, per 1000 transactions
        flexbench.py lwlock [options]  LWLock micro-benchmark, compare-exchange
                                       vs fetch-add vs read-biased (flexlock_bench_lwlock)
+       flexbench.py machine-profile   as flexlock-lab profile
+       flexbench.py trace [options]   as flexlock-lab trace
+
+The lab's command line is flexlock-lab (python3 -m flexlab, bench-scripts/flexlab/):
+this script is its benchmark's commands as a bundle runs them (python3
+bench-scripts/flexbench.py: the directory of this file is on sys.path).
 """
 
 import sys
 
-from flexbench.cli import main  # (this file's directory is on sys.path)
+from flexbench.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

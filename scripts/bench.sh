@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/bench.sh — `make bench`: build what is missing, run a preset of the
-# benchmark matrix (bench-scripts/flexbench.py), print the summary and plots.
+# benchmark matrix (flexlock-lab bench run, bench-scripts/flexbench/), print the summary and plots.
 #
 #   PRESET=quick|default|full|seed-000|...   (bench-scripts/presets/)
 #   BENCH_ARGS="--clients 1,8 --reps 5"      more flexbench options
@@ -10,12 +10,10 @@
 . "$(dirname "$0")/lib.sh"
 
 PRESET=${PRESET:-default}
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 
 # Check the options before building anything.
 # shellcheck disable=SC2086
-"$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" list >/dev/null ||
+"${FLEXLAB[@]}" bench list >/dev/null ||
 	die "the benchmark driver does not run: is python3-matplotlib installed ('make deps')?"
 [ -f "$FLEXLOCK_TOP/bench-scripts/presets/$PRESET.conf" ] ||
 	die "unknown preset '$PRESET' (known: $(cd "$FLEXLOCK_TOP/bench-scripts/presets" && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' '))"
@@ -31,15 +29,15 @@ hand_over "$BUILD/bench"
 
 # `make lwbench`: the LWLock micro-benchmark (LWBENCH_ARGS, BENCH_OUT)
 if [ "${1:-}" = lwlock ]; then
-	args=(lwlock)
+	args=(bench lwlock)
 	[ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")
 	# shellcheck disable=SC2206
 	args+=(${LWBENCH_ARGS:-})
-	exec "$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" "${args[@]}"
+	exec "${FLEXLAB[@]}" "${args[@]}"
 fi
 
-args=(run --preset "$PRESET")
+args=(bench run --preset "$PRESET")
 [ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")
 # shellcheck disable=SC2206
 args+=(${BENCH_ARGS:-})
-exec "$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" "${args[@]}"
+exec "${FLEXLAB[@]}" "${args[@]}"

@@ -166,7 +166,7 @@ done
 # analyse MODE ARGS...: the analysis, bench-scripts/flexbench/layering.py
 # (its docstring says what each mode reads and writes).
 analyse() {
-	PYTHONPATH="$FLEXLOCK_TOP/bench-scripts" python3 -m flexbench.layering \
+	"${FLEXLAB[@]}" layering \
 		--funcs "$CODE_FUNCS" --helpers "$HELPER_FUNCS" "$@"
 }
 

@@ -18,6 +18,13 @@ FLEXLOCK_USER=${FLEXLOCK_USER:-flexlock}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 LOGS=$BUILD/logs
 
+# The lab's command line, bench-scripts/flexlab (flexlock-lab when
+# installed), run from the checkout without installing:
+# "${FLEXLAB[@]}" bench run ...  (the system's python3 first: its matplotlib)
+FLEXLAB_PY=/usr/bin/python3
+[ -x "$FLEXLAB_PY" ] || FLEXLAB_PY=python3
+FLEXLAB=(env "PYTHONPATH=$FLEXLOCK_TOP/bench-scripts${PYTHONPATH:+:$PYTHONPATH}" "$FLEXLAB_PY" -m flexlab)
+
 PRISTINE=$BUILD/pristine        # vanilla source, never modified
 TREE=$BUILD/src                 # git tree: vanilla commit + the series
 ORIGIN_FILE=$BUILD/pristine.origin

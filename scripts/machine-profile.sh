@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/machine-profile.sh — `make machine-profile`: measure the figures a
-# model of this machine's locks needs (bench-scripts/flexbench/machineprofile.py):
+# model of this machine's locks needs (flexlock-lab profile, bench-scripts/flexbench/machineprofile.py):
 # cache-line transfer between cores and atomic operations on one core, the
 # wake-up of a process sleeping on a POSIX semaphore (PGSemaphore), the WAL
 # device's flush time (pg_test_fsync of the patched install, in build/bench/,
@@ -15,8 +15,6 @@
 
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 command -v gcc >/dev/null 2>&1 || die "gcc is missing; it compiles bench-scripts/machine/pingpong.c ('make deps')"
 
 "$FLEXLOCK_TOP/scripts/build.sh" patched
@@ -27,8 +25,8 @@ ensure_test_user
 mkdir -p "$BUILD/bench"
 hand_over "$BUILD/bench"
 
-args=(machine-profile)
+args=(profile)
 [ -n "${MACHINE_PROFILE_OUT:-}" ] && args+=(--out "$MACHINE_PROFILE_OUT")
 # shellcheck disable=SC2206
 args+=(${MACHINE_PROFILE_ARGS:-})
-FLEXLOCK_BUILD=$BUILD exec "$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" "${args[@]}"
+FLEXLOCK_BUILD=$BUILD exec "${FLEXLAB[@]}" "${args[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/trace.sh — `make trace`: lock traces of workloads with one client
-# (bench-scripts/flexbench/trace.py, docs/lock-trace.md).
+# (flexlock-lab trace: bench-scripts/flexbench/trace.py, docs/lock-trace.md).
 #
 #   WORKLOAD=name[,name]   bench-scripts/workloads/ names
 #   VARIANT=name[,name]    variants/ names (each workload with each variant)
@@ -15,9 +15,6 @@
 # Builds the patched install if it is missing or out of date.
 
 . "$(dirname "$0")/lib.sh"
-
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 
 if [ -z "${PAIRS:-}" ] && [ -z "${PAIRS_FILE:-}" ] && { [ -z "${WORKLOAD:-}" ] || [ -z "${VARIANT:-}" ]; }; then
 	die "name what to trace: make trace WORKLOAD=select-only VARIANT=stock (comma lists), or PAIRS=w:v,w:v"
@@ -34,23 +31,9 @@ args=(trace)
 args+=(${TRACE_ARGS:-})
 
 # Check the names before building anything.
-"$PY" - "$FLEXLOCK_TOP/bench-scripts" "${WORKLOAD:-}" "${VARIANT:-}" "${PAIRS:-}" "${PAIRS_FILE:-}" <<'PY' || exit 1
-import sys
-sys.path.insert(0, sys.argv[1])
-from flexbench import config, trace
-try:
-    pairs = trace.parse_pairs(sys.argv[4])
-    if sys.argv[5]:
-        pairs += trace.read_pairs_file(sys.argv[5])
-    pairs += [(w, v) for w in config.names(sys.argv[2]) for v in config.names(sys.argv[3])]
-    for w, v in pairs:
-        config.Workload(w)
-        trace.variant_spec(v)
-except config.UsageError as e:
-    sys.exit(f"flexlock: {e}")
-PY
+"${FLEXLAB[@]}" "${args[@]}" --names-only || exit 1
 "$FLEXLOCK_TOP/scripts/build.sh" patched
 ensure_test_user
 mkdir -p "$BUILD/bench"
 hand_over "$BUILD/bench"
-FLEXLOCK_BUILD=$BUILD exec "$PY" "$FLEXLOCK_TOP/bench-scripts/flexbench.py" "${args[@]}"
+FLEXLOCK_BUILD=$BUILD exec "${FLEXLAB[@]}" "${args[@]}"

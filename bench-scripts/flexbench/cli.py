@@ -1,16 +1,11 @@
-"""The command line of flexbench.py.
+"""The benchmark's command lines: `flexlock-lab bench|trace|profile`
+(flexlab.cli) and, for the bundle's launcher, flexbench.py's older form
+(build_parser(): run, list, parse, report, counters, lwlock,
+machine-profile, trace).
 
-Usage: flexbench.py run [options]     (flexbench.py run --help)
-       flexbench.py list              workloads and presets
-       flexbench.py parse FILE        parse one saved pgbench output
-       flexbench.py report DIR        rewrite summary.md and plots from runs.csv
-       flexbench.py counters DIR FAM  a counter family per point, per 1000 transactions
-       flexbench.py lwlock [options]  LWLock micro-benchmark, compare-exchange
-                                      vs fetch-add vs read-biased (flexlock_bench_lwlock)
-       flexbench.py machine-profile   cache-line transfer, semaphore wake-up and WAL
-                                      flush times of this machine (machine-profile.json)
-       flexbench.py trace [options]   lock traces of workloads with one client
-                                      (lock_stats_trace; docs/lock-trace.md)
+Each command is an argparse subparser whose defaults name the function
+that runs it (cmd_*); dispatch() runs it and turns the driver's errors into
+an exit status: a UsageError 2 (with the usage of `run`), a BenchError 1.
 """
 
 import argparse
@@ -28,10 +23,11 @@ from .pgbench import parse_pgbench
 from .report import counters_table, report
 from .servers import prepare_run_user
 
+DESCRIPTION = package_doc.split("\n\n")[0]
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="flexbench", description=package_doc.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
+
+def add_bench_commands(sub):
+    """The benchmark's subcommands: run, list, parse, report, counters, lwlock."""
     r = sub.add_parser("run", help="run a matrix")
     r.add_argument("--preset", help="presets/NAME.conf: " + ", ".join(list_presets()))
     r.add_argument("--workloads", help="comma or space separated workload names")
@@ -54,15 +50,19 @@ def main(argv=None):
                    help="before the runs, measure the machine's cache-line transfer, semaphore wake-up "
                         "and WAL flush times into machine-profile.json of the run directory (default: on "
                         "where bench-scripts/machine/pingpong is built or gcc can build it; about 20 s)")
-    sub.add_parser("list", help="list workloads and presets")
+    r.set_defaults(func=cmd_run, usage=r.format_usage)
+    sub.add_parser("list", help="list workloads and presets").set_defaults(func=cmd_list)
     p = sub.add_parser("parse", help="parse a saved pgbench output")
     p.add_argument("file")
+    p.set_defaults(func=cmd_parse)
     rp = sub.add_parser("report", help="rewrite summary.md and plots of a run directory")
     rp.add_argument("dir")
     rp.add_argument("--predict-cores", help="core counts of the predictions (default: the run's, else 16,64)")
+    rp.set_defaults(func=cmd_report)
     cp = sub.add_parser("counters", help="a counter family per point of a run directory, per 1000 transactions")
     cp.add_argument("dir")
     cp.add_argument("family", help="flexlock_counters family, e.g. walflush or groupclear")
+    cp.set_defaults(func=cmd_counters)
     lw = sub.add_parser("lwlock", help="LWLock micro-benchmark: compare-exchange, fetch-add, read-biased")
     lw.add_argument("--workers", help="worker counts, e.g. 1,2,4,8,16")
     lw.add_argument("--shared", help="shared percentages, e.g. 100,95 (the rest exclusive)")
@@ -72,14 +72,22 @@ def main(argv=None):
     lw.add_argument("--writer-readers", help="also time exclusive acquisitions with these numbers of readers, e.g. 0,1,2")
     lw.add_argument("--build", help="patched (default) or cassert")
     lw.add_argument("--out", help="run directory to create (must not exist)")
-    mp = sub.add_parser("machine-profile", help="measure the figures a model of this machine needs")
+    lw.set_defaults(func=lwlock_bench)
+
+
+def add_profile_options(mp):
+    """`profile` (flexbench.py machine-profile): the figures a model of this machine needs."""
     mp.add_argument("--out", help="directory to write machine-profile.json and .md to "
                                   "(default: results/DATE-machine-HOST)")
     mp.add_argument("--reps", help="repetitions of each ping-pong (default 7)")
     mp.add_argument("--fsync-seconds", help="seconds per pg_test_fsync test (default 2)")
     mp.add_argument("--data-dir", help="directory pg_test_fsync writes in (default: build/bench/machine-profile, "
                                        "where the benchmark's data goes)")
-    tr = sub.add_parser("trace", help="lock traces of workloads, one client, lock_stats_trace on")
+    mp.set_defaults(func=cmd_profile)
+
+
+def add_trace_options(tr):
+    """`trace`: lock traces of workloads, one client, lock_stats_trace on."""
     tr.add_argument("--workload", help="workload name(s), comma separated")
     tr.add_argument("--variant", help="variants/*.conf name(s), comma separated (every workload with every "
                                       "variant)")
@@ -96,51 +104,80 @@ def main(argv=None):
     tr.add_argument("--build", help="patched (default) or cassert")
     tr.add_argument("--out", help="results directory (default: results/DATE-traces); pairs already in it "
                                   "are refused, others added")
-    args = ap.parse_args(argv)
+    tr.add_argument("--names-only", action="store_true",
+                    help="check the workload and variant names, trace nothing (make trace, before it builds)")
+    tr.set_defaults(func=cmd_trace)
 
+
+def build_parser(prog="flexbench"):
+    """flexbench.py's command line: the benchmark's subcommands, and trace
+    and machine-profile, which flexlock-lab has at its top level."""
+    ap = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    add_bench_commands(sub)
+    add_profile_options(sub.add_parser("machine-profile", help="measure the figures a model of this machine needs"))
+    add_trace_options(sub.add_parser("trace", help="lock traces of workloads, one client, lock_stats_trace on"))
+    return ap
+
+
+def main(argv=None):
+    return dispatch(build_parser().parse_args(argv))
+
+
+def dispatch(args):
+    """Run the command args.func, its errors as an exit status."""
     try:
-        if args.cmd == "list":
-            for w in list_workloads():
-                wl = Workload(w)
-                print(f"{w:16} seed {wl.seed or '-':4} {wl.description}")
-            print("presets: " + ", ".join(list_presets()))
-            return 0
-        if args.cmd == "parse":
-            print(json.dumps(parse_pgbench(Path(args.file).read_text())))
-            return 0
-        if args.cmd == "report":
-            if lwbench.is_lwbench_dir(args.dir):
-                paths = lwbench.report(args.dir)
-            else:
-                cores = positive_ints(args.predict_cores, "predict-cores") if args.predict_cores else None
-                paths = report(args.dir, predict_cores=cores)
-            for p in paths:
-                print(p)
-            return 0
-        if args.cmd == "counters":
-            print(counters_table(args.dir, args.family))
-            return 0
-        if args.cmd == "lwlock":
-            return lwlock_bench(args)
-        if args.cmd == "machine-profile":
-            return machine_profile(args)
-        if args.cmd == "trace":
-            prepare_run_user()
-            return trace.trace_command(args)
-        args = resolve(args)
-        prepare_run_user()
+        return args.func(args)
     except UsageError as e:
         print(f"flexbench: {e}", file=sys.stderr)
-        if args.cmd != "run":
-            return 2
-        print("usage: flexbench.py run [--preset NAME] [--workloads W,...] [--clients N,...] [--reps N] "
-              "[--duration S] [--builds B,...] [--variants V,...] [--out DIR] [--no-profile-holds] "
-              "[--profile-duration S] [--predict-cores C,...] [--no-machine-profile]", file=sys.stderr)
+        if getattr(args, "usage", None):
+            print(args.usage().rstrip(), file=sys.stderr)
         return 2
     except BenchError as e:
         print(f"flexbench: {e}", file=sys.stderr)
         return 1
 
+
+def cmd_list(args):
+    for w in list_workloads():
+        wl = Workload(w)
+        print(f"{w:16} seed {wl.seed or '-':4} {wl.description}")
+    print("presets: " + ", ".join(list_presets()))
+    return 0
+
+
+def cmd_parse(args):
+    print(json.dumps(parse_pgbench(Path(args.file).read_text())))
+    return 0
+
+
+def cmd_report(args):
+    if lwbench.is_lwbench_dir(args.dir):
+        paths = lwbench.report(args.dir)
+    else:
+        cores = positive_ints(args.predict_cores, "predict-cores") if args.predict_cores else None
+        paths = report(args.dir, predict_cores=cores)
+    for p in paths:
+        print(p)
+    return 0
+
+
+def cmd_counters(args):
+    print(counters_table(args.dir, args.family))
+    return 0
+
+
+def cmd_trace(args):
+    if args.names_only:
+        trace.check_names(args)
+        return 0
+    prepare_run_user()
+    return trace.trace_command(args)
+
+
+def cmd_run(args):
+    args = resolve(args)
+    prepare_run_user()
     matrix = Matrix(args)
 
     def on_signal(signum, frame):
@@ -168,9 +205,7 @@ def main(argv=None):
     return 0
 
 
-
-
-def machine_profile(args):
+def cmd_profile(args):
     reps = positive_ints(args.reps, "reps")[0] if args.reps else 7
     secs = positive_ints(args.fsync_seconds, "fsync-seconds")[0] if args.fsync_seconds else 2
     out = Path(args.out) if args.out else machineprofile.default_out()

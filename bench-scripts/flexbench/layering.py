@@ -467,7 +467,7 @@ def report(code_tsv, functions_tsv, callees_tsv, totals_tsv, flush_tsv):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m flexbench.layering",
+    ap = argparse.ArgumentParser(prog="flexlock-lab layering",
                                  description="make layering's analysis (scripts/layering.sh)")
     ap.add_argument("--funcs", required=True, help="the entry points, separated by spaces")
     ap.add_argument("--helpers", required=True, help="the helpers they call, separated by spaces")

@@ -95,6 +95,20 @@ def variant_spec(spec):
     return m.group(1), settings
 
 
+def check_names(args):
+    """The workloads and variants a trace command names exist (make trace
+    asks before it builds); the pairs, in --pairs-file, --pairs, then
+    workload x variant order."""
+    pairs = read_pairs_file(args.pairs_file) if args.pairs_file else []
+    if args.pairs:
+        pairs += parse_pairs(args.pairs)
+    pairs += [(w, v) for w in config.names(args.workload or "") for v in config.names(args.variant or "")]
+    for w, v in pairs:
+        Workload(w)
+        variant_spec(v)
+    return pairs
+
+
 def resolve(args):
     """The (workload, variant) pairs and numbers of a trace command, checked
     before anything starts."""

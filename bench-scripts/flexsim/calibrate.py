@@ -6,7 +6,7 @@ not enter it.  The simulator takes the client's time from it, and the
 backend's time outside the traced transactions (its CPU time less the
 traced transaction's).
 
-    python3 -m flexsim.calibrate --out FILE [--workloads a,b] [--secs 10]
+    python3 -m flexlab sim calibrate --out FILE [--workloads a,b] [--secs 10]
                                  [--variant stock] [--clients N]
 
 --clients: 1 (model v1 and v2's rule) or, for model v3, as many as the

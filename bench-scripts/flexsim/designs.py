@@ -1,7 +1,7 @@
 """Predictions (item 5 of issue 34) for the designs never run on many cores,
 with the stock settings beside each at the same cores and clients:
 
-    python3 -m flexsim.designs --out RESULTS [--only SUBSTRING]
+    python3 -m flexlab sim designs --out RESULTS [--only SUBSTRING]
 
 writes RESULTS/predictions-<model version>.csv (workload, variant, cores,
 clients, machine, predicted_tps, stock_predicted_tps, ratio, model_version,

@@ -6,7 +6,7 @@ model on SimPy (if importable; PyPI, not a dependency of the lab) and on a
 plain heapq event loop of the kind flexsim.engine uses.  Prints simulated
 lock acquisitions and events per wall-clock second for each.
 
-    python3 -m flexsim.enginebench [--procs 16] [--acquisitions 300000]
+    python3 -m flexlab sim enginebench [--procs 16] [--acquisitions 300000]
 """
 
 import argparse

@@ -6,7 +6,7 @@ point.  A check of the engine's cache-line and LWLock model on the machine
 the profile describes (for the 16-core run, declared calibration: its line
 transfer constant was derived from these runs).
 
-    python3 -m flexsim.lwbench --machine 16core [--workers 1,4,8,16] [--shared 100,95]
+    python3 -m flexlab sim lwbench --machine 16core [--workers 1,4,8,16] [--shared 100,95]
         [--algorithms exchange,fetch_add] [--measured DIR]
 """
 

@@ -1,6 +1,6 @@
 """Predict one point: `make predict WORKLOAD=... VARIANT=... CORES=... CLIENTS=...`.
 
-    python3 -m flexsim.predict --workload W --variant V --cores C --clients N
+    python3 -m flexlab sim predict --workload W --variant V --cores C --clients N
         [--machine NAME] [--seed S] [--traces DIR] [--json]
 
 Prints `predicted tps = N` and the per-tranche table (acquisitions, sleeps,
@@ -165,7 +165,7 @@ def load_calibration(workload, machine_name):
         machine_name = "2core"
         cal = HERE / "calibration" / "2core-stock.json"
     if not cal.exists():
-        raise UsageError(f"no calibration ({cal}): run python3 -m flexsim.calibrate")
+        raise UsageError(f"no calibration ({cal}): run python3 -m flexlab sim calibrate")
     d = json.loads(cal.read_text())
     w = d["workloads"].get(workload)
     if w is None:

@@ -1,8 +1,8 @@
 """Reproduce committed predictions: a row with `make predict`, or every
 committed prediction set of the current model version.
 
-    python3 -m flexsim.reproduce RESULTS/validation.csv [--point NAME] [--version V]
-    python3 -m flexsim.reproduce --all [--jobs N]
+    python3 -m flexlab sim reproduce RESULTS/validation.csv [--point NAME] [--version V]
+    python3 -m flexlab sim reproduce --all [--jobs N]
 
 runs `make predict WORKLOAD= VARIANT= CORES= CLIENTS=` from the top of the
 checkout with the row's settings and the inputs its predictions were made
@@ -15,9 +15,9 @@ reproduce (fewest cores and clients, select-only first).  Exit 0 when equal.
 --all re-runs every prediction set of the current model version committed
 under results/: each predictions-<version>[-TAG].csv of a validation
 (results/*-flexsim-validation/*/, with the inputs its .inputs.json names and
-the points of the run its rows name) with `python3 -m flexsim.validate
+the points of the run its rows name) with `python3 -m flexlab sim validate
 predict`, and each predictions-<version>.csv of results/*-flexsim-predictions/
-with `python3 -m flexsim.designs`, into a temporary directory, and compares
+with `python3 -m flexlab sim designs`, into a temporary directory, and compares
 every predicted figure with the committed one.  Exit 0 when all are equal.
 (v3's three sets: 16 minutes of CPU, 12 with 2 jobs; make predict-check.)
 """
@@ -109,16 +109,16 @@ def committed_sets(version=None):
 
 def rerun_command(kind, path, out):
     """The command that made a committed set, writing into out."""
-    py = [sys.executable, "-m"]
+    py = [sys.executable, "-m", "flexlab", "sim"]
     if kind == "designs":
-        return py + ["flexsim.designs", "--out", str(out)]
+        return py + ["designs", "--out", str(out)]
     tag = path.stem[len("predictions-"):]
     rows = list(csv.DictReader(open(path)))
     run = rows[0]["point"].split("/")
     # a point is 2026-11-22-16core/RUN/... (the 16-core run) or 2core/RUN/...
     # (a flexbench run of this lab, results/RUN)
     setname = "sixteen" if run[0] == "2026-11-22-16core" else str(TOP / "results" / run[1])
-    cmd = py + ["flexsim.validate", "predict", "--set", setname, "--out", str(out)]
+    cmd = py + ["validate", "predict", "--set", setname, "--out", str(out)]
     inputs = path.with_name(f"predictions-{tag}.inputs.json")
     i = json.loads(inputs.read_text()) if inputs.exists() else {}
     if i.get("machine"):

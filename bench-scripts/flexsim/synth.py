@@ -3,7 +3,7 @@ simulator before real traces exist: transactions shaped like the lab's
 workloads, with CPU times of the order the 2-core hold-time profiles show.
 They stand for nothing measured.
 
-    python3 -m flexsim.synth KIND [--txns N] [--seed S] > file.trace
+    python3 -m flexlab sim synth KIND [--txns N] [--seed S] > file.trace
     KIND: select-only, insert-N (N rows), xid, onelock (one lock, see below)
 """
 

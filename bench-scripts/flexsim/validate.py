@@ -1,14 +1,14 @@
 """The simulator's validation, in two steps so that predictions are
 committed before they meet a measurement:
 
-  python3 -m flexsim.validate predict --set sixteen|DIR --out RESULTS [--scale NAME=F ...] [--tag TAG]
+  python3 -m flexlab sim validate predict --set sixteen|DIR --out RESULTS [--scale NAME=F ...] [--tag TAG]
       simulates every point of a set (sixteen: the 74 pgbench points of the
       16-core run of 2026-11-22; DIR: a flexbench run directory of this
       machine) and writes RESULTS/predictions-<model version>[-TAG].csv
       and .json (the simulator's own counters per point).  Reads the
       points' settings only, never their measured figures.
 
-  python3 -m flexsim.validate compare --out RESULTS [--set ...]
+  python3 -m flexlab sim validate compare --out RESULTS [--set ...]
       joins every predictions-*.csv of RESULTS with the measurements and
       writes RESULTS/validation.csv (point, workload, variant, cores,
       clients, measured_tps, predicted_tps, model_version, calibration)
@@ -17,11 +17,11 @@ committed before they meet a measurement:
       issue's 14 clear pairs and which side of 1 each comes out, and each
       point's tranches, simulated beside measured.
 
-  python3 -m flexsim.validate sensitivity --out RESULTS [--set ...] [--only ...] [--params ...]
+  python3 -m flexlab sim validate sensitivity --out RESULTS [--set ...] [--only ...] [--params ...]
       the chosen points again with each parameter halved and doubled
       (RESULTS/sensitivity-<version>.csv; compare adds its table).
 
-  python3 -m flexsim.validate combine --out RESULTS
+  python3 -m flexlab sim validate combine --out RESULTS
       RESULTS/validation.csv from every RESULTS/*/validation.csv.
 
 Declared calibration points (kept out of the score, said before any

@@ -16,6 +16,8 @@ flexbench/), one module per module of the package:
                  the trace command's bad input
   test_layering  make layering's analysis: objdump listings normalised,
                  callgrind profiles read, the verdict on the LWLock paths
+  test_cli       the one command line (python3 -m flexlab): its commands
+                 reach the benchmark's and the simulator's
   test_flexsim   the simulator (flexsim/): the trace reader, the compiler,
                  the engine on known answers, make predict's usage errors
   test_smoke     (FLEXBENCH_SMOKE=1, as make check sets it) end to end on the
@@ -30,6 +32,7 @@ check); `python3 -m unittest discover -s bench-scripts/tests` runs them too.
 import unittest
 
 import test_capmodel
+import test_cli
 import test_config
 import test_flexsim
 import test_layering
@@ -43,7 +46,7 @@ import test_smoke
 import test_stats
 
 MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench,
-           test_machineprofile, test_locktrace, test_layering, test_flexsim, test_smoke)
+           test_machineprofile, test_locktrace, test_layering, test_flexsim, test_cli, test_smoke)
 
 
 def load_tests(loader, standard_tests, pattern):
