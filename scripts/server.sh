@@ -168,7 +168,10 @@ want_settings() {
 # postgresql.conf includes this file, written at every start.
 write_conf() {
 	local conf=$DATA/flexlock-server.conf mem_mb shared tok
-	mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null || echo 2048)
+	# the benchmark's rule (flexbench/servers.py base_settings): the memory
+	# in GiB to one decimal, a sixteenth of it; max_connections for 280
+	# clients and 20 more
+	mem_mb=$(awk '/^MemTotal:/ { printf "%d\n", sprintf("%.1f", $2 / 1048576) * 1024 }' /proc/meminfo 2>/dev/null || echo 2048)
 	shared=$((mem_mb / 16))
 	[ "$shared" -lt 128 ] && shared=128
 	[ "$shared" -gt 4096 ] && shared=4096
