@@ -23,7 +23,8 @@ LOGS=$BUILD/logs
 # "${FLEXLAB[@]}" bench run ...  (the system's python3 first: its matplotlib)
 FLEXLAB_PY=/usr/bin/python3
 [ -x "$FLEXLAB_PY" ] || FLEXLAB_PY=python3
-FLEXLAB=(env "PYTHONPATH=$FLEXLOCK_TOP/bench-scripts${PYTHONPATH:+:$PYTHONPATH}" "$FLEXLAB_PY" -m flexlab)
+FLEXLAB=(env "PYTHONPATH=$FLEXLOCK_TOP/bench-scripts${PYTHONPATH:+:$PYTHONPATH}" "FLEXLOCK_BUILD=$BUILD"
+	"$FLEXLAB_PY" -m flexlab)
 
 PRISTINE=$BUILD/pristine        # vanilla source, never modified
 TREE=$BUILD/src                 # git tree: vanilla commit + the series
@@ -94,26 +95,10 @@ ccache_env() {
 
 ensure_test_user() {
 	is_root || return 0
-	if ! id -u "$FLEXLOCK_USER" >/dev/null 2>&1; then
-		useradd --system --user-group --create-home --home-dir "/var/lib/$FLEXLOCK_USER" \
-			--shell /bin/sh "$FLEXLOCK_USER" ||
-			die "could not create the unprivileged user '$FLEXLOCK_USER' (useradd failed); create it yourself or set FLEXLOCK_USER"
-		say "created unprivileged user '$FLEXLOCK_USER' to run servers (PostgreSQL refuses root)"
-	fi
-	# The user must be able to reach the build tree: grant search permission
-	# on each ancestor directory that denies it (e.g. /root), nothing more.
-	local d=$BUILD
-	while [ "$d" != / ]; do
-		d=$(dirname "$d")
-		if [ -d "$d" ] && ! runuser -u "$FLEXLOCK_USER" -- test -x "$d" 2>/dev/null; then
-			if command -v setfacl >/dev/null 2>&1 && setfacl -m "u:$FLEXLOCK_USER:x" "$d" 2>/dev/null; then
-				say "granted '$FLEXLOCK_USER' search permission on $d (ACL)"
-			else
-				chmod o+x "$d" || die "'$FLEXLOCK_USER' cannot reach $d; move the checkout or make $d searchable"
-				say "made $d searchable by others so '$FLEXLOCK_USER' can reach the build tree"
-			fi
-		fi
-	done
+	# flexbench/servers.py's prepare_run_user, the benchmark's too: it
+	# creates the user and grants search permission on each ancestor
+	# directory of the build tree that denies it (e.g. /root), nothing more
+	FLEXLOCK_USER=$FLEXLOCK_USER "${FLEXLAB[@]}" server user || exit 1
 }
 
 # Give the test user the parts of the build tree that tests write into.

@@ -28,7 +28,9 @@
 #
 # The server runs as the unprivileged user (FLEXLOCK_USER when root), with
 # its data directory, log and socket in build/server/ (FLEXLOCK_SERVER_DIR),
-# and trusts local connections, as initdb does by default.
+# and trusts local connections, as initdb does by default.  initdb, the
+# sizing and the start are the lab's one launcher, flexbench/servers.py,
+# the benchmark's too (flexlock-lab server initdb|start).
 
 # Read make's variables before lib.sh takes BUILD for the build directory.
 declare -A given=()
@@ -165,28 +167,12 @@ want_settings() {
 	done < <(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_.]*\)[[:space:]]*=.*/\1/p' "$FLEXLOCK_TOP/variants/$variant.conf")
 }
 
-# postgresql.conf includes this file, written at every start.
-write_conf() {
-	local conf=$DATA/flexlock-server.conf mem_mb shared tok
-	# the benchmark's rule (flexbench/servers.py base_settings): the memory
-	# in GiB to one decimal, a sixteenth of it; max_connections for 280
-	# clients and 20 more
-	mem_mb=$(awk '/^MemTotal:/ { printf "%d\n", sprintf("%.1f", $2 / 1048576) * 1024 }' /proc/meminfo 2>/dev/null || echo 2048)
-	shared=$((mem_mb / 16))
-	[ "$shared" -lt 128 ] && shared=128
-	[ "$shared" -gt 4096 ] && shared=4096
+# The settings of flexlock-server.conf after the sizing, port and socket
+# (flexlock-lab server start writes the file, which postgresql.conf
+# includes, at every start).
+extra_conf() {
+	local tok
 	{
-		echo "# Written by 'make server' (scripts/server.sh) at every start; ALTER SYSTEM overrides it."
-		echo "# The machine's sizing, as make bench's servers:"
-		echo "listen_addresses = 'localhost'"
-		echo "port = $port"
-		printf "unix_socket_directories = '%s'\n" "$(printf '%s' "$SRV" | sed "s/'/''/g")"
-		echo "shared_buffers = '${shared}MB'"
-		echo "max_connections = 300"
-		echo "max_wal_size = '8GB'"
-		echo "min_wal_size = '1GB'"
-		echo "checkpoint_timeout = '30min'"
-		echo "log_line_prefix = '%m [%p] '"
 		if [ "$build" != vanilla ]; then
 			echo "# one LWLock hold in 100 timed, for the hold times of make pgbench"
 			echo "lock_stats_hold_sample = 100"
@@ -204,23 +190,21 @@ write_conf() {
 				printf "%s = '%s'\n" "${tok%%=*}" "$(printf '%s' "${tok#*=}" | sed "s/'/''/g")"
 			done
 		fi
-	} >"$conf"
-	hand_over "$conf"
+	}
 }
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# pg_ctl start; on failure, the server's first complaint.
+# Write flexlock-server.conf and start; on failure, the server's first
+# complaint (flexlock-lab server start prints it).
 pg_start() {
-	local before rc=0 first
+	local rc=0 first
 	if port_in_use "$port"; then
 		die "port $port is in use (another server?): pick a free one with 'make server PORT=N'"
 	fi
-	before=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
-	as_user "$INST/bin/pg_ctl" -D "$DATA" -l "$LOG" -w -t 120 start >/dev/null 2>&1 || rc=$?
+	first=$(extra_conf | "${FLEXLAB[@]}" server start --build "$build" --data "$DATA" --port "$port" \
+		--socket-dir "$SRV" --log "$LOG") || rc=$?
 	if [ $rc -ne 0 ]; then
-		first=$(tail -c +$((before + 1)) "$LOG" 2>/dev/null | grep -m1 -E '(FATAL|PANIC|ERROR|LOG: +(invalid|unrecognized|parameter|could not))' |
-			sed -E 's/^[0-9-]+ [0-9:.]+ [A-Z]+ \[[0-9]+\] //; s/^(LOG|FATAL|PANIC|ERROR): +//' | cut -c1-200 || true)
 		case $first in
 		*"could not bind"* | *"Address already in use"*)
 			die "port $port is in use (another server?): pick a free one with 'make server PORT=N'" ;;
@@ -278,11 +262,9 @@ cmd_start() {
 	elif ! have_data; then
 		say "making a data directory for the $build build: $(rel "$DATA")"
 		run_logged "$SRV/initdb.log" "initdb" "see the log" \
-			as_user "$INST/bin/initdb" -D "$DATA" -A trust -E UTF8 --locale=C --no-instructions
-		printf "\n# make server (scripts/server.sh)\ninclude 'flexlock-server.conf'\n" >>"$DATA/postgresql.conf"
+			"${FLEXLAB[@]}" server initdb --build "$build" --data "$DATA"
 		st=([build]=$build [user]=$user)
 	fi
-	write_conf
 	pg_start
 	st[build]=$build
 	st[user]=${st[user]:-$user}

@@ -21,6 +21,7 @@ from .lwbench import lwlock_bench
 from .matrix import Matrix
 from .pgbench import parse_pgbench
 from .report import counters_table, report
+from . import servers
 from .servers import prepare_run_user
 
 DESCRIPTION = package_doc.split("\n\n")[0]
@@ -107,6 +108,27 @@ def add_trace_options(tr):
     tr.add_argument("--names-only", action="store_true",
                     help="check the workload and variant names, trace nothing (make trace, before it builds)")
     tr.set_defaults(func=cmd_trace)
+
+
+def add_server_commands(sub):
+    """make server's use of the launcher (scripts/server.sh): the run user,
+    initdb and start of its data directory; messages start with flexlock:
+    as the script's."""
+    sub.add_parser("user", help="as root: create the unprivileged user servers run as, and let it reach "
+                                "the build tree (scripts/lib.sh's ensure_test_user)").set_defaults(
+                                    func=cmd_server_user)
+    i = sub.add_parser("initdb", help="a data directory whose postgresql.conf includes flexlock-server.conf")
+    i.add_argument("--build", required=True, choices=("patched", "vanilla", "cassert"))
+    i.add_argument("--data", required=True, help="the data directory to make")
+    i.set_defaults(func=cmd_server_initdb)
+    s = sub.add_parser("start", help="write flexlock-server.conf (the lab's sizing, the port and socket, then "
+                                     "the settings of standard input) and start the server")
+    s.add_argument("--build", required=True, choices=("patched", "vanilla", "cassert"))
+    s.add_argument("--data", required=True, help="its data directory")
+    s.add_argument("--port", required=True, type=int)
+    s.add_argument("--socket-dir", required=True)
+    s.add_argument("--log", required=True, help="the server's log")
+    s.set_defaults(func=cmd_server_start)
 
 
 def build_parser(prog="flexbench"):
@@ -202,6 +224,43 @@ def cmd_run(args):
     print(f"flexbench: results in {matrix.out} (runs.csv, meta.json, summary.md); plots:")
     for p in sorted((matrix.out / "plots").glob("*.png")):
         print(f"  {p}")
+    return 0
+
+
+def cmd_server_user(args):
+    try:
+        prepare_run_user(prefix="flexlock")
+    except UsageError as e:
+        print(f"flexlock: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_server_initdb(args):
+    """initdb's output on standard output (make server logs it); 1 if it fails."""
+    srv = servers.Server(args.build, None, None, None, None, datadir=args.data)
+    try:
+        print(srv.initdb(conf="\n# make server (scripts/server.sh)\ninclude 'flexlock-server.conf'\n"), end="")
+    except BenchError as e:
+        print(getattr(e, "output", "") or e, end="")
+        return 1
+    return 0
+
+
+def cmd_server_start(args):
+    """On failure: the first complaint of the server's log on standard
+    output (make server says what to do with it), exit status 1."""
+    srv = servers.Server(args.build, None, args.socket_dir, None, None, datadir=args.data)
+    conf = Path(args.data) / "flexlock-server.conf"
+    conf.write_text(servers.server_conf(args.port, args.socket_dir, sys.stdin.read()))
+    if servers.run_user():
+        servers.shutil.chown(conf, srv.user)
+    srv.server_log = Path(args.log)
+    try:
+        srv.start()
+    except servers.ServerStartError as e:
+        print(e.complaint)
+        return 1
     return 0
 
 

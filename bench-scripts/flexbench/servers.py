@@ -1,17 +1,24 @@
-"""Servers: one PostgreSQL per build, run from its install as the
-unprivileged user on a private Unix socket, and the lock statistics read
-from it before and after each run.
+"""Servers: the one launcher of the lab's PostgreSQL servers (the
+benchmark's, make trace's, the calibration's, and make server's through
+`flexlock-lab server`), their sizing, the user they run as, and the lock
+statistics read from a server before and after each run.
 
+A server runs from its build's install as the unprivileged user; the
+benchmark's on a private Unix socket, make server's also on localhost.
 PostgreSQL refuses to run as root: as root, every server, initdb, psql and
-pgbench runs as FLEXLOCK_USER (default flexlock) through runuser.
+pgbench runs as FLEXLOCK_USER (default flexlock) through runuser, and
+prepare_run_user() creates that user and lets it reach the build tree
+(scripts/lib.sh's ensure_test_user calls it).
 """
 
 import os
 import pwd
+import re
 import shlex
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 from . import config
 from .config import BenchError, KNOWN_BUILDS
@@ -22,14 +29,16 @@ def run_user():
     """Servers refuse root: as root, run them as the unprivileged user."""
     if os.geteuid() != 0:
         return None
-    return os.environ.get("FLEXLOCK_USER", "flexlock")
+    return os.environ.get("FLEXLOCK_USER") or "flexlock"
 
 
-def prepare_run_user():
-    """As root: make sure the unprivileged user exists (useradd, as
-    scripts/lib.sh does) and can reach the build tree: search permission on
-    each ancestor of BUILD that denies it (an ACL, else o+x), and say so.
-    A bundle unpacked under /root needs this; a checkout has it from make."""
+def prepare_run_user(prefix="flexbench"):
+    """As root: make sure the unprivileged user exists (useradd) and can
+    reach the build tree: search permission on each ancestor of BUILD, as
+    given and with symbolic links resolved, that denies it (an ACL, else
+    o+x), and say so, each line starting with prefix.  A bundle unpacked
+    under /root needs this; make's targets call it through
+    scripts/lib.sh's ensure_test_user."""
     user = run_user()
     if not user:
         return
@@ -42,20 +51,22 @@ def prepare_run_user():
         if p.returncode != 0:
             raise config.UsageError(f"could not create the unprivileged user {user!r} to run servers "
                                     "(useradd failed); create it or set FLEXLOCK_USER")
-        print(f"flexbench: created unprivileged user {user!r} to run servers (PostgreSQL refuses root)")
-    d = config.BUILD.resolve()
-    for anc in list(reversed(d.parents)) + [d]:
+        print(f"{prefix}: created unprivileged user {user!r} to run servers (PostgreSQL refuses root)")
+    dirs = []
+    for d in (Path(os.path.abspath(config.BUILD)), config.BUILD.resolve()):
+        dirs += [a for a in list(reversed(d.parents)) + [d] if a not in dirs]
+    for anc in dirs:
         if not anc.is_dir() or subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(anc)]).returncode == 0:
             continue
         if shutil.which("setfacl") and subprocess.run(["setfacl", "-m", f"u:{user}:x", str(anc)],
                                                       stderr=subprocess.DEVNULL).returncode == 0:
-            print(f"flexbench: granted {user!r} search permission on {anc} (ACL)")
+            print(f"{prefix}: granted {user!r} search permission on {anc} (ACL)")
         else:
             try:
                 os.chmod(anc, anc.stat().st_mode | 0o001)
             except OSError:
                 raise config.UsageError(f"{user!r} cannot reach {anc}; move the directory or make it searchable")
-            print(f"flexbench: made {anc} searchable by others so {user!r} can reach the build tree")
+            print(f"{prefix}: made {anc} searchable by others so {user!r} can reach the build tree")
 
 
 def as_user(cmd):
@@ -71,18 +82,58 @@ def sh(cmd, log=None, check=True, input_text=None, timeout=None):
         with open(log, "a") as f:
             f.write(f"$ {shlex.join(cmd)}\n{p.stdout}\n")
     if check and p.returncode != 0:
-        raise BenchError(f"{shlex.join(cmd[-6:])} failed (exit {p.returncode}): "
+        err = BenchError(f"{shlex.join(cmd[-6:])} failed (exit {p.returncode}): "
                          f"{p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ''}")
+        err.output = p.stdout
+        raise err
     return p.stdout
 
 
+# what in a server's log says why it did not start
+COMPLAINT = re.compile(r"(FATAL|PANIC|ERROR|LOG: +(invalid|unrecognized|parameter|could not))")
+
+
+def first_complaint(log, offset=0):
+    """The first complaint of a server's log after offset bytes, without
+    its time, pid and level, at most 200 characters; '' if none."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if COMPLAINT.search(line):
+            line = re.sub(r"^[0-9-]+ [0-9:.]+ [A-Z]+ \[[0-9]+\] ", "", line)
+            return re.sub(r"^(LOG|FATAL|PANIC|ERROR): +", "", line)[:200]
+    return ""
+
+
+class ServerStartError(BenchError):
+    """pg_ctl start failed; complaint: the first complaint of the server's log."""
+
+    def __init__(self, message, complaint):
+        super().__init__(message + (f"; the server's log says: {complaint}" if complaint else ""))
+        self.complaint = complaint
+
+
 class Server:
-    def __init__(self, build, workdir, sockdir, base_settings, log):
+    """One server of a build: initdb, start, stop, psql.  The benchmark's
+    live in workdir/data/BUILD on a port of their build, with -p and -k
+    given to pg_ctl; make server's (datadir given, port None) take their
+    port and socket directory from its settings file."""
+
+    def __init__(self, build, workdir, sockdir, base_settings, log, datadir=None, port=None):
         self.build = build
         self.bindir = config.install_dir(build) / "bin"
-        self.datadir = workdir / "data" / build
+        if datadir is None:
+            self.datadir = workdir / "data" / build
+            self.port = str(5432 + KNOWN_BUILDS.index(build) + 100)
+        else:
+            self.datadir = Path(datadir)
+            self.port = str(port) if port else None
+        self.server_log = self.datadir / "server.log"
         self.sockdir = sockdir
-        self.port = str(5432 + KNOWN_BUILDS.index(build) + 100)
         self.base = base_settings
         self.log = log
         self.variant = None
@@ -97,20 +148,31 @@ class Server:
     def conn(self):
         return ["-h", str(self.sockdir), "-p", self.port, "-U", self.user]
 
-    def initdb(self):
+    def initdb(self, conf=None):
+        """initdb (trust, UTF8, locale C) as the run user, then conf (default:
+        the base settings) appended to postgresql.conf; initdb's output to
+        the log, or returned."""
         self.datadir.parent.mkdir(parents=True, exist_ok=True)
         if run_user():
             shutil.chown(self.datadir.parent, self.user)
-        sh(as_user([self.bin("initdb"), "-D", str(self.datadir), "-A", "trust",
-                    "--no-instructions", "-E", "UTF8", "--locale=C"]), self.log)
+        out = sh(as_user([self.bin("initdb"), "-D", str(self.datadir), "-A", "trust",
+                          "--no-instructions", "-E", "UTF8", "--locale=C"]), self.log)
+        if conf is None:
+            conf = "\n# flexbench\n" + "".join(f"{k} = '{v}'\n" for k, v in self.base.items())
         with open(self.datadir / "postgresql.conf", "a") as f:
-            f.write("\n# flexbench\n")
-            for k, v in self.base.items():
-                f.write(f"{k} = '{v}'\n")
+            f.write(conf)
+        return out
 
     def start(self):
-        sh(as_user([self.bin("pg_ctl"), "-D", str(self.datadir), "-l", str(self.datadir / "server.log"),
-                    "-o", f"-p {self.port} -k {self.sockdir}", "-w", "-t", "120", "start"]), self.log)
+        """pg_ctl start, waiting up to 120 s; ServerStartError with the
+        first complaint of the server's log if it does not start."""
+        before = self.server_log.stat().st_size if self.server_log.exists() else 0
+        opts = ["-o", f"-p {self.port} -k {self.sockdir}"] if self.port else []
+        try:
+            sh(as_user([self.bin("pg_ctl"), "-D", str(self.datadir), "-l", str(self.server_log)] + opts
+                       + ["-w", "-t", "120", "start"]), self.log)
+        except BenchError as e:
+            raise ServerStartError(str(e), first_complaint(self.server_log, before)) from None
         self.running = True
 
     def stop(self, mode="fast"):
@@ -246,8 +308,15 @@ def lock_delta(before, after, txns):
                  "wait_hist": {n: {str(b): c for b, c in d.items()} for n, d in hist.items()}}
 
 
+# make server's clients at most (make pgbench CLIENTS=N): its max_connections 300
+SERVER_CLIENTS = 280
+
+
 def base_settings(max_clients):
-    """Server settings sized for the machine."""
+    """The sizing of every server the lab starts: shared_buffers a sixteenth
+    of the memory (128 MB to 4 GB), max_connections the clients and 20 more
+    (psql beside them, the superuser's reserve), WAL and checkpoints that
+    keep checkpoints out of short runs; on the socket only."""
     facts = machine_facts()
     mem_mb = int(facts["memory_gib"] * 1024) or 2048
     shared = max(128, min(mem_mb // 16, 4096))
@@ -260,3 +329,22 @@ def base_settings(max_clients):
         "listen_addresses": "",
         "log_line_prefix": "%m [%p] ",
     }
+
+
+def quote(value):
+    """A value for postgresql.conf: in single quotes, a quote doubled."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def server_conf(port, sockdir, extra=""):
+    """make server's settings file (flexlock-server.conf, written at every
+    start): the sizing of every server of the lab for SERVER_CLIENTS
+    clients, on localhost and the socket at port, then extra (the variant
+    and settings make server was given)."""
+    settings = base_settings(SERVER_CLIENTS)
+    settings.update(listen_addresses="localhost", port=port, unix_socket_directories=sockdir)
+    lines = ["# Written by 'make server' (scripts/server.sh, flexlock-lab server start) at every start;",
+             "# ALTER SYSTEM overrides it.  The sizing of every server of the lab (flexbench/servers.py),",
+             f"# for {SERVER_CLIENTS} clients:"]
+    lines += [f"{k} = {quote(v)}" for k, v in settings.items()]
+    return "\n".join(lines) + "\n" + extra

@@ -7,6 +7,7 @@ bench-scripts/ without installing):
   sim predict|validate|calibrate|designs|reproduce|lwbench|enginebench|synth
                                                 the simulator (make predict)
   layering code|calls|report ...                make layering's analysis
+  server user|initdb|start                      the launcher's part of make server (scripts/server.sh)
 
 `flexlock-lab COMMAND -h` says more; the sim and layering commands take
 the options of their modules (flexsim/NAME.py, flexbench/layering.py).
@@ -51,6 +52,9 @@ def build_parser():
     for name, what in SIM_COMMANDS.items():
         ssub.add_parser(name, help=what, add_help=False)
     sub.add_parser("layering", help="make layering's analysis (flexbench/layering.py)", add_help=False)
+    sv = sub.add_parser("server", help="the launcher's part of make server: its user, initdb, start "
+                                       "(flexbench/servers.py)")
+    bench.add_server_commands(sv.add_subparsers(dest="server_cmd", required=True, metavar="COMMAND"))
     return ap
 
 

@@ -1,6 +1,8 @@
 """The lab's one command line (flexlab.cli, python3 -m flexlab): its
 commands reach the benchmark's and the simulator's, with their options and
-exit statuses, and the older flexbench.py form says the same."""
+exit statuses, and the older flexbench.py form says the same; make
+server's settings file and start errors come from the benchmark's
+launcher."""
 
 import os
 import subprocess
@@ -55,3 +57,36 @@ class CliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LauncherTest(unittest.TestCase):
+    """make server's settings and start errors come from the benchmark's
+    launcher (flexbench/servers.py)."""
+
+    def test_make_server_sizing_is_the_benchmarks(self):
+        from flexbench import servers
+        conf = servers.server_conf(5418, "/tmp/it's", "# VARIANT=stock\n")
+        base = servers.base_settings(servers.SERVER_CLIENTS)
+        for k in ("shared_buffers", "max_wal_size", "min_wal_size", "checkpoint_timeout", "log_line_prefix"):
+            self.assertIn(f"\n{k} = '{base[k]}'\n", conf)
+        self.assertIn("\nmax_connections = '300'\n", conf)
+        self.assertIn("\nlisten_addresses = 'localhost'\n", conf)
+        self.assertIn("\nport = '5418'\n", conf)
+        self.assertIn("\nunix_socket_directories = '/tmp/it''s'\n", conf)
+        self.assertTrue(conf.endswith("\n# VARIANT=stock\n"))
+
+    def test_first_complaint(self):
+        import tempfile
+        from flexbench import servers
+        with tempfile.NamedTemporaryFile("w", suffix=".log") as f:
+            f.write("2026-11-28 11:13:33.421 UTC [1] FATAL:  an old one\n")
+            f.flush()
+            offset = f.tell()
+            f.write("2026-11-28 11:13:34.000 UTC [2] LOG:  starting PostgreSQL 18\n"
+                    "2026-11-28 11:13:34.421 UTC [2] LOG:  invalid value for parameter \"shared_buffers\": \"100TB\"\n"
+                    "2026-11-28 11:13:34.421 UTC [2] FATAL:  configuration file contains errors\n")
+            f.flush()
+            self.assertEqual(servers.first_complaint(f.name, offset),
+                             'invalid value for parameter "shared_buffers": "100TB"')
+            self.assertEqual(servers.first_complaint(f.name), "an old one")
+        self.assertEqual(servers.first_complaint("/nonexistent/server.log"), "")

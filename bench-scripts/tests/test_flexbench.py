@@ -17,7 +17,8 @@ flexbench/), one module per module of the package:
   test_layering  make layering's analysis: objdump listings normalised,
                  callgrind profiles read, the verdict on the LWLock paths
   test_cli       the one command line (python3 -m flexlab): its commands
-                 reach the benchmark's and the simulator's
+                 reach the benchmark's and the simulator's; make server's
+                 settings from the benchmark's launcher
   test_flexsim   the simulator (flexsim/): the trace reader, the compiler,
                  the engine on known answers, make predict's usage errors
   test_smoke     (FLEXBENCH_SMOKE=1, as make check sets it) end to end on the
