@@ -1,143 +1,59 @@
-"""Lock traces (lock_stats_trace, patch 0019): reading, checking and
-summarising the files a traced server writes to pg_locktrace/<pid>.trace.
+"""Lock traces (lock_stats_trace, patch 0019) for make trace: reading the
+files a traced server writes to pg_locktrace/<pid>.trace, checking them and
+summarising them.
 
-The format is docs/lock-trace.md: text, one event per line, fields
-separated by one tab, the first line of a file 'version 1 <pid>
-<backend type>', a transaction from 'begin' to 'end'.  A reader ignores line
-kinds it does not know and fields beyond those it knows.  read_trace()
-returns the transactions of one file; check() says what in them breaks the
-format's rules (times going back, a release of an LWLock not held, a hold
-never released, an 'end' whose count disagrees), so that a harness or a test
-fails loudly on a broken trace; summary() gives the per-transaction figures a
-reader wants first.
+The format is docs/lock-trace.md, read by flexlab.locktrace, the one reader
+(which refuses a file that breaks its rules: a line of a known kind short
+of fields or with a field not what the format says, an event outside a
+transaction, times going back ...).  read_trace() returns the transactions
+of one file; check() says what else in them breaks the format's rules (a
+release of an LWLock not held, a hold never released, an 'end' whose count
+disagrees), so that a harness or a test fails loudly on a broken trace;
+summary() gives the per-transaction figures a reader wants first.
 """
 
 import collections
-import lzma
 import statistics
-from pathlib import Path
 
-VERSION = 1
+from flexlab.locktrace import (K_ACQ, K_BUF, K_CLIENT, K_FAIL, K_FLUSH, K_HW, K_HWREL, K_IO, K_REL, K_ROW,
+                               K_WAL, K_WFV, TraceError, parse_file)
 
-# Line kinds of version 1 and the fields each has at least (after the kind).
-MIN_FIELDS = {"begin": 3, "lw": 4, "hw": 5, "hwrel": 3, "row": 5, "wal": 3, "flush": 4,
-              "io": 3, "end": 3, "client": 2, "buf": 3}
+__all__ = ["TraceError", "read_trace", "check", "holds", "summary"]
 
-
-class TraceError(Exception):
-    """A file that is not a lock trace of a version this reader knows."""
-
-
-class Transaction:
-    """One traced transaction: its begin fields, its events (kind, t,
-    fields) in order, and its end."""
-
-    def __init__(self, pid, backend_type, fields, lineno):
-        self.pid = pid
-        self.backend_type = backend_type
-        self.lineno = lineno
-        self.seq = int(fields[0])
-        self.unix_us = int(fields[1])
-        self.sample_interval = int(fields[2])
-        self.since_prev_end_ns = int(fields[3]) if len(fields) > 3 else None
-        self.client_wait_before_ns = int(fields[4]) if len(fields) > 4 else None
-        self.xacts_before = int(fields[5]) if len(fields) > 5 else None
-        self.events = []
-        self.lines = 0          # lines between begin and end, any kind
-        self.end = None         # (t, 'commit'|'abort', xid_assigned, events, dropped)
-
-    @property
-    def duration_ns(self):
-        return self.end[0] if self.end else None
-
-    @property
-    def dropped(self):
-        return self.end[4] if self.end and len(self.end) > 4 else 0
-
-
-def open_text(path):
-    path = Path(path)
-    if path.suffix == ".xz":
-        return lzma.open(path, "rt")
-    return open(path)
+# the line kind of each event kind
+LINE_KIND = {K_ACQ: "lw", K_FAIL: "lw", K_REL: "lw", K_WFV: "lw", K_HW: "hw", K_HWREL: "hwrel", K_ROW: "row",
+             K_WAL: "wal", K_FLUSH: "flush", K_IO: "io", K_CLIENT: "client", K_BUF: "buf"}
 
 
 def read_trace(path):
-    """The transactions of one trace file (.trace or .trace.xz).  Raises
-    TraceError for a file that does not start with a version line this
-    reader knows, or a line of a known kind that lacks fields."""
-    txns = []
-    cur = None
-    with open_text(path) as f:
-        first = f.readline().rstrip("\n").split("\t")
-        if len(first) < 4 or first[0] != "version":
-            raise TraceError(f"{path}: the first line is not 'version<TAB>N<TAB>pid<TAB>type'")
-        if first[1] != str(VERSION):
-            raise TraceError(f"{path}: trace version {first[1]}, this reader knows {VERSION}")
-        pid, btype = int(first[2]), first[3]
-        for lineno, line in enumerate(f, 2):
-            f_ = line.rstrip("\n").split("\t")
-            kind = f_[0]
-            if kind not in MIN_FIELDS:
-                if cur is not None:
-                    cur.lines += 1
-                continue            # a kind of a later writer: ignored
-            if len(f_) - 1 < MIN_FIELDS[kind]:
-                raise TraceError(f"{path}:{lineno}: '{kind}' line with {len(f_) - 1} fields, "
-                                 f"needs {MIN_FIELDS[kind]}")
-            if kind == "begin":
-                if cur is not None:
-                    raise TraceError(f"{path}:{lineno}: 'begin' before the 'end' of the transaction "
-                                     f"of line {cur.lineno}")
-                cur = Transaction(pid, btype, f_[1:], lineno)
-                continue
-            if cur is None:
-                raise TraceError(f"{path}:{lineno}: '{kind}' line outside a transaction")
-            t = int(f_[1])
-            if kind == "end":
-                cur.end = (t, f_[2], int(f_[3])) + tuple(int(x) for x in f_[4:6])
-                txns.append(cur)
-                cur = None
-            else:
-                cur.events.append((kind, t, f_[2:]))
-                cur.lines += 1
-    if cur is not None:
-        raise TraceError(f"{path}: the transaction of line {cur.lineno} has no 'end'")
-    return txns
+    """The transactions (flexlab.locktrace.Txn) of one trace file (.trace
+    or .trace.xz); TraceError for a file the format does not allow."""
+    return parse_file(path).txns
 
 
 def check(txns):
-    """What in these transactions breaks the format's rules, as messages
-    (empty: none).  An LWLock acquisition that holds (how other than
-    'served') must be released once within its transaction, a release must
-    follow an acquisition of the same lock, times never go back, 'end'
-    counts the lines before it.  A transaction that dropped events is only
-    checked for its times."""
+    """What in these transactions breaks the format's rules that the reader
+    does not check, as messages (empty: none).  An LWLock acquisition that
+    holds (how other than 'served') must be released once within its
+    transaction, a release must follow an acquisition of the same lock,
+    'end' counts the lines before it.  A transaction that dropped events is
+    only checked for its count."""
     problems = []
     for x in txns:
-        where = f"pid {x.pid} transaction {x.seq} (line {x.lineno})"
-        last = 0
-        for kind, t, _ in x.events:
-            if t < last:
-                problems.append(f"{where}: time goes back at a '{kind}' line ({t} < {last})")
-                break
-            last = t
-        if x.end[0] < last:
-            problems.append(f"{where}: 'end' at {x.end[0]} before the last event at {last}")
-        if len(x.end) > 3 and x.end[3] != x.lines:
-            problems.append(f"{where}: 'end' counts {x.end[3]} events, the transaction has {x.lines} lines")
+        where = f"{x.source}: transaction {x.seq}"
+        if x.end_events is not None and x.end_events != x.lines:
+            problems.append(f"{where}: 'end' counts {x.end_events} events, the transaction has {x.lines} lines")
         if x.dropped:
             continue
         held = collections.Counter()
-        for kind, t, f in x.events:
-            if kind != "lw":
-                continue
-            key = (f[1], f[2])
-            if f[0] == "acq" and f[4] != "served":
-                held[key] += 1
-            elif f[0] == "rel":
+        for e in x.events:
+            k = e[1]
+            if k == K_ACQ and e[5] != "served":
+                held[(e[2], e[3])] += 1
+            elif k == K_REL:
+                key = (e[2], e[3])
                 if held[key] <= 0:
-                    problems.append(f"{where}: release of {f[1]} {f[2]} at {t} that it does not hold")
+                    problems.append(f"{where}: release of {e[2]} {e[3]} at {e[0]} that it does not hold")
                 else:
                     held[key] -= 1
         for key, n in held.items():
@@ -153,45 +69,43 @@ def holds(x):
     open_ = collections.defaultdict(list)
     out = []
     depth = 0
-    for kind, t, f in x.events:
-        if kind != "lw":
-            continue
-        key = (f[1], f[2])
-        if f[0] == "acq" and f[4] != "served":
-            open_[key].append((t, f[3], depth))
+    for e in x.events:
+        k = e[1]
+        if k == K_ACQ and e[5] != "served":
+            open_[(e[2], e[3])].append((e[0], e[4], depth))
             depth += 1
-        elif f[0] == "rel" and open_[key]:
-            t0, mode, d = open_[key].pop()
+        elif k == K_REL and open_[(e[2], e[3])]:
+            t0, mode, d = open_[(e[2], e[3])].pop()
             depth -= 1
-            out.append((f[1], f[2], mode, t0, t, d))
+            out.append((e[2], e[3], mode, t0, e[0], d))
     return out
 
 
 def summary(txns):
     """Per-transaction figures of a set of traced transactions."""
-    done = [x for x in txns if x.end]
+    done = [x for x in txns if x.end_t is not None]
     n = len(done)
     if not n:
         return {"transactions": 0}
-    kinds = collections.Counter(k for x in done for k, _, _ in x.events)
+    kinds = collections.Counter(LINE_KIND[e[1]] for x in done for e in x.events)
     acq = collections.Counter()
     hold_ns = collections.defaultdict(int)
     for x in done:
-        for kind, t, f in x.events:
-            if kind == "lw" and f[0] == "acq":
-                acq[f"{f[1]} {f[3]}"] += 1
+        for e in x.events:
+            if e[1] == K_ACQ:
+                acq[f"{e[2]} {e[4]}"] += 1
         for tranche, _, mode, t0, t1, _ in holds(x):
             hold_ns[f"{tranche} {mode}"] += t1 - t0
-    wal = [sum(int(f[0]) for k, _, f in x.events if k == "wal") for x in done]
-    # (did_write, ns) of each flush: fields upto, ns, did_write, ...
-    flushes = [(int(f[2]), int(f[1])) for x in done for k, _, f in x.events if k == "flush"]
-    client = [sum(int(f[0]) for k, _, f in x.events if k == "client") for x in done]
-    rows = collections.Counter(f[0] for x in done for k, _, f in x.events if k == "row")
-    dur = [x.duration_ns for x in done]
+    wal = [sum(e[2] for e in x.events if e[1] == K_WAL) for x in done]
+    # (did_write, ns) of each flush
+    flushes = [(e[4], e[3]) for x in done for e in x.events if e[1] == K_FLUSH]
+    client = [sum(e[2] for e in x.events if e[1] == K_CLIENT) for x in done]
+    rows = collections.Counter(e[2] for x in done for e in x.events if e[1] == K_ROW)
+    dur = [x.end_t for x in done]
     return {
         "transactions": n,
-        "aborted": sum(1 for x in done if x.end[1] != "commit"),
-        "with_xid": sum(1 for x in done if x.end[2]),
+        "aborted": sum(1 for x in done if x.outcome != "commit"),
+        "with_xid": sum(1 for x in done if x.xid_assigned),
         "truncated": sum(1 for x in done if x.dropped),
         "events_per_txn": round(sum(len(x.events) for x in done) / n, 2),
         "lines_per_txn": {k: round(v / n, 3) for k, v in sorted(kinds.items())},

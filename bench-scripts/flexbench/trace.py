@@ -200,7 +200,10 @@ class Tracer:
             if len(head) < 4 or head[3] != "client backend":
                 others.append((f, head[3] if len(head) > 3 else "?", n))
                 continue
-            got[int(f.stem)] = (f, locktrace.read_trace(f))
+            try:
+                got[int(f.stem)] = (f, locktrace.read_trace(f))
+            except locktrace.TraceError as e:
+                raise BenchError(f"a trace breaks the format: {e}") from None
         return got, others
 
     def set_trace(self, srv, dbname, n):

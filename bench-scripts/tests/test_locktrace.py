@@ -1,6 +1,7 @@
-"""Lock traces (flexbench/locktrace.py, flexbench.py trace): the reader of
-the format on a known trace and on broken ones, and the trace command's bad
-input, refused before anything starts."""
+"""Lock traces (flexbench/locktrace.py over flexlab/locktrace.py, the one
+reader; flexbench.py trace): the reader and make trace's checks on a known
+trace and on broken ones, and the trace command's bad input, refused before
+anything starts."""
 
 import lzma
 import shutil
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from common import FIXTURES, driver
 from flexbench import locktrace
+from flexlab.locktrace import parse_file
 
 OK = FIXTURES / "locktrace-ok.trace"
 
@@ -34,9 +36,11 @@ class ReadTest(unittest.TestCase):
         txns = locktrace.read_trace(OK)
         self.assertEqual(len(txns), 2)
         x = txns[0]
-        self.assertEqual((x.pid, x.backend_type, x.seq, x.sample_interval), (4242, "client backend", 1, 10))
-        self.assertEqual((x.since_prev_end_ns, x.client_wait_before_ns, x.xacts_before), (47137, 1366, 25))
-        self.assertEqual(x.end, (542500, "commit", 1, 26, 0))
+        tr = parse_file(OK)
+        self.assertEqual((tr.pid, tr.backend_type, x.seq, x.interval), (4242, "client backend", 1, 10))
+        self.assertEqual((x.outside_ns, x.client_wait_ns, x.xacts_before), (47137, 1366, 25))
+        self.assertEqual((x.end_t, x.outcome, x.xid_assigned, x.end_events, x.dropped),
+                         (542500, "commit", True, 26, 0))
         # the line of an unknown kind is ignored, but counted as a line
         self.assertEqual((len(x.events), x.lines), (25, 26))
         self.assertEqual(locktrace.check(txns), [])
@@ -63,7 +67,6 @@ class ReadTest(unittest.TestCase):
     def test_broken(self):
         cases = [
             # (edit, a problem check() reports)
-            (lambda l: l.__setitem__(3, l[3].replace("\t527\t", "\t400\t")), "time goes back"),
             (lambda l: l.pop(2), "release of LockFastPath own at 527 that it does not hold"),
             (lambda l: l.pop(3), "LockFastPath own acquired and never released"),
             (lambda l: l.__setitem__(28, l[28].replace("\t26\t0", "\t27\t0")), "'end' counts 27 events"),
@@ -77,12 +80,14 @@ class ReadTest(unittest.TestCase):
 
     def test_not_a_trace(self):
         cases = [
-            (lambda l: l.__setitem__(0, "version\t2\t4242\tclient backend"), "trace version 2"),
-            (lambda l: l.__setitem__(0, "hello"), "the first line is not"),
-            (lambda l: l.pop(28), "'begin' before the 'end'"),
-            (lambda l: l.__setitem__(4, "hw\t26531\trelation"), "'hw' line with 2 fields"),
+            (lambda l: l.__setitem__(0, "version\t2\t4242\tclient backend"), "format version 2"),
+            (lambda l: l.__setitem__(0, "hello"), "not a lock trace"),
+            (lambda l: l.pop(28), "'begin' inside the transaction"),
+            (lambda l: l.__setitem__(4, "hw\t26531\trelation"), "'hw' line has 2 fields"),
             (lambda l: l.insert(1, "lw\t1\trel\tX\t0"), "'lw' line outside a transaction"),
-            (lambda l: l.pop(), "has no 'end'"),
+            (lambda l: l.pop(), "no 'end'"),
+            # times going back: the reader's rule, not check()'s
+            (lambda l: l.__setitem__(3, l[3].replace("\t527\t", "\t400\t")), "time goes backwards"),
         ]
         for edit, message in cases:
             with self.assertRaisesRegex(locktrace.TraceError, message):
