@@ -25,7 +25,7 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
 
 The lab's command line is flexlock-lab (python3 -m flexlab, bench-scripts/flexlab/):
 this script is its benchmark's commands as a bundle runs them (python3
-bench-scripts/flexbench.py: the directory of this file is on sys.path).
+bench-scripts/flexbench.py: Python finds the packages beside the script).
 """
 
 import sys
