@@ -26,8 +26,9 @@ flexbench/), one module per module of the package:
                  runs (lock caps, predictions), the micro-benchmark, an
                  interrupted run, a bundle-shaped directory
 
-This module gathers them, for `python3 -m unittest test_flexbench` (make
-check); `python3 -m unittest discover -s bench-scripts/tests` runs them too.
+This module gathers them, for `PYTHONPATH=.. python3 -m unittest
+test_flexbench` in this directory (make check sets PYTHONPATH to
+bench-scripts/: the tests import its packages).
 """
 
 import unittest
