@@ -30,8 +30,9 @@
 # directory.  Last, every relative link of README.md, docs/*.md and the
 # pages under results/ resolves (a file or directory, and an anchor to a
 # heading), no table cell of README.md and docs/*.md is
-# longer than a paragraph (800 characters), and the README is a front page
-# (under 250 lines).
+# longer than a paragraph (800 characters), the recipes "Adding a variant"
+# and "Adding a lock type" of docs/variants.md name files that exist, and
+# the README is a front page (under 250 lines).
 use strict;
 use warnings FATAL => 'all';
 
@@ -495,6 +496,33 @@ for my $doc (@docs, sort @result_pages)
 		  grep { length($_) > 800 } split /\s*(?<!\\)\|\s*/, $row;
 	}
 	is_deeply(\@long, [], "$name: no table cell longer than 800 characters");
+}
+
+# the recipes for a newcomer name files that exist: every path in the
+# column "the file to copy" of "Adding a variant" and "Adding a lock type"
+# (in the checkout, or in the patched tree build/src, whose headers are also
+# named from src/include)
+my $variants_md = slurp("$top/docs/variants.md");
+for my $recipe ('Adding a variant', 'Adding a lock type')
+{
+	my ($section) = $variants_md =~ /^## \Q$recipe\E\n(.*?)(?=^## |\z)/ms;
+	ok(defined $section, "docs/variants.md has the recipe \"$recipe\"") or next;
+	my ($n, @missing) = (0);
+	for my $row (grep { /^\|/ && !/^\|[-| ]+\|$/ } split /\n/, $section)
+	{
+		my (undef, $what, $file) = split /\s*(?<!\\)\|\s*/, $row;
+		next if $what eq 'what';
+		while ($file =~ /`([^`\s]+\/[^`\s]+)`/g)
+		{
+			my $path = $1;
+			$n++;
+			push @missing, $path
+			  unless grep { -e $_ } "$top/$path", "$top/build/src/$path",
+			  "$top/build/src/src/include/$path";
+		}
+	}
+	cmp_ok($n, '>=', 5, "\"$recipe\" names the files to copy ($n)");
+	is_deeply(\@missing, [], "\"$recipe\": every file it names exists");
 }
 
 my $lines = () = $readme =~ /\n/g;
