@@ -42,13 +42,43 @@ every replayed transaction, whenever it was traced:
     client's own.
 
 Keys that end in CLIENT are made per client by the simulator.
+
+The compiler of one transaction is a sequence of passes over its events
+(named_events gives trace.py's tuples named fields):
+
+  fold_wal_insertions   WALInsert holds with their records -> OP_WAL
+  fold_flushes          flush windows -> OP_FLUSH; other WAL lock events dropped
+  fold_xid_clear        the commit's ProcArray hold -> OP_CLEAR
+  inserted_pages        the heap pages the transaction inserted into
+  PageNamer             lock instances, canonicalised (above)
+  emit                  the ops (named tuples Op*, first field the opcode),
+                        with the CPU time between kept events
+  place_round_trips     OP_RT in the longest gaps (traces without client events)
 """
+
+from collections import namedtuple
 
 from . import trace as T
 
+# ---- the ops of a program: named tuples whose first field is the opcode
 OP_CPU, OP_LW, OP_REL, OP_WAL, OP_FLUSH, OP_CLEAR, OP_ROW, OP_HW, OP_HWREL, OP_IO, OP_RT, OP_END, OP_COND, \
     OP_PIN = range(14)
 OP_NAMES = ["cpu", "lw", "rel", "wal", "flush", "clear", "row", "hw", "hwrel", "io", "rt", "end", "cond", "pin"]
+
+OpCpu = namedtuple("OpCpu", "op ns")                    # CPU time
+OpLw = namedtuple("OpLw", "op key mode how")            # LWLockAcquire (how: the trace's, e.g. orwait)
+OpRel = namedtuple("OpRel", "op key")                   # LWLockRelease
+OpWal = namedtuple("OpWal", "op bytes copy_ns")         # a WAL insertion, run by the simulator
+OpFlush = namedtuple("OpFlush", "op")                   # XLogFlush of the process's last record
+OpClear = namedtuple("OpClear", "op hold_ns")           # ProcArrayEndTransaction's XID clear
+OpRow = namedtuple("OpRow", "op relation row")          # a row locked to the end of the transaction
+OpHw = namedtuple("OpHw", "op key mode")                # a heavyweight lock
+OpHwRel = namedtuple("OpHwRel", "op key")
+OpIo = namedtuple("OpIo", "op ns")                      # blocking I/O
+OpRt = namedtuple("OpRt", "op")                         # a round trip to the client
+OpEnd = namedtuple("OpEnd", "op commit xid")            # the transaction's end
+OpCond = namedtuple("OpCond", "op key mode")            # LWLockConditionalAcquire
+OpPin = namedtuple("OpPin", "op key")                   # a buffer pin or unpin (the descriptor's line)
 
 CLIENT = "@client"
 TAIL_PAGES = 2
@@ -78,6 +108,30 @@ _CONFLICTS = {
 
 def hw_conflicts(a, b):
     return b in _CONFLICTS.get(a, ())
+
+
+# ---- the trace's events, with named fields (trace.py's tuples, field by field)
+KIND = 1                    # every event's second field: its kind, T.K_*
+Acq = namedtuple("Acq", "t kind tranche instance mode how wait_ns")
+Fail = namedtuple("Fail", "t kind tranche instance mode how")
+Rel = namedtuple("Rel", "t kind tranche instance")
+WaitForVar = namedtuple("WaitForVar", "t kind tranche instance wait_ns")
+Hw = namedtuple("Hw", "t kind locktype mode path id")
+HwRel = namedtuple("HwRel", "t kind locktype id")
+Row = namedtuple("Row", "t kind op relation block offset")
+Wal = namedtuple("Wal", "t kind bytes end_lsn")
+Flush = namedtuple("Flush", "t kind upto_lsn ns did_write")
+Io = namedtuple("Io", "t kind io ns")
+Client = namedtuple("Client", "t kind ns")
+Buf = namedtuple("Buf", "t kind pin page")
+EVENT_TYPES = {T.K_ACQ: Acq, T.K_FAIL: Fail, T.K_REL: Rel, T.K_WFV: WaitForVar, T.K_HW: Hw, T.K_HWREL: HwRel,
+               T.K_ROW: Row, T.K_WAL: Wal, T.K_FLUSH: Flush, T.K_IO: Io, T.K_CLIENT: Client, T.K_BUF: Buf}
+LW_KINDS = (T.K_ACQ, T.K_REL, T.K_WFV, T.K_FAIL)      # events of an LWLock: tranche and instance
+
+
+def named_events(events):
+    """The pass that names the fields of a transaction's events."""
+    return [EVENT_TYPES[e[KIND]]._make(e) for e in events]
 
 
 class TxnProgram:
@@ -142,9 +196,9 @@ def compile_traces(traces, statements=1, local_ns=0.0, rt_gap_ns=None, backend_t
     relmax = {}
     rowsets = {}
     out = []
-    has_client = any(e[1] == T.K_CLIENT for tx in txns for e in tx.events) or \
+    has_client = any(e[KIND] == T.K_CLIENT for tx in txns for e in tx.events) or \
         any(tx.client_wait_ns is not None for tx in txns)
-    has_pins = any(e[1] == T.K_BUF for tx in txns for e in tx.events)
+    has_pins = any(e[KIND] == T.K_BUF for tx in txns for e in tx.events)
     for tx in txns:
         out.append(_compile_txn(tx, relmax, rowsets, None if has_client else statements, local_ns, rt_gap_ns,
                                 has_client))
@@ -157,131 +211,180 @@ def compile_traces(traces, statements=1, local_ns=0.0, rt_gap_ns=None, backend_t
         info["outside_backend_mean_ns"] = sum(outside) / len(outside)
         info["client_wait_ns"] = sorted(tx.client_wait_ns for tx in txns if tx.client_wait_ns is not None)[
             len(outside) // 2]
-    fs = [e for tx in txns for e in tx.events if e[1] == T.K_IO and e[2] == "fsync"]
+    fs = [e for e in (Io._make(e) for tx in txns for e in tx.events if e[KIND] == T.K_IO) if e.io == "fsync"]
     if fs:
-        info["fsync_ns_median"] = sorted(e[3] for e in fs)[len(fs) // 2]
+        info["fsync_ns_median"] = sorted(e.ns for e in fs)[len(fs) // 2]
     return Program(out, rows, info, has_pins)
 
 
-def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_client=False):
-    ev = tx.events
-    n = len(ev)
-    drop = [False] * n
-    repl = {}             # index -> op replacing the event
-    io_windows = []       # (start, end) of time that is I/O, not CPU
+class _Folds:
+    """What the folding passes decide about a transaction's events: the
+    events dropped, the ops that replace events, and the time that is I/O
+    (or a simulated protocol's), not CPU."""
 
-    # WAL insertion: WALInsert holds with their wal records
+    def __init__(self, n):
+        self.drop = [False] * n
+        self.repl = {}              # index -> op replacing the event
+        self.io_windows = []        # (start, end) of time that is I/O, not CPU
+
+
+def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_client=False):
+    ev = named_events(tx.events)
+    f = _Folds(len(ev))
+    fold_wal_insertions(ev, f)
+    fold_flushes(ev, f)
+    if tx.xid_assigned:
+        fold_xid_clear(ev, f)
+    name = PageNamer(relmax, inserted_pages(ev))
+    prog = TxnProgram()
+    prog.source = tx.source
+    prog.trace_ns = tx.end_t
+    prog.xid = tx.xid_assigned
+    gaps = emit(ev, f, name, rowsets, local_ns, tx.end_t, prog)
+    place_round_trips(prog, gaps, statements, rt_gap_ns, has_client)
+    prog.ops.append(OpEnd(OP_END, tx.outcome == "commit", tx.xid_assigned))
+    return prog
+
+
+def fold_wal_insertions(ev, f):
+    """WAL insertion: a WALInsert hold with its wal records becomes one
+    OP_WAL (the bytes, the copy time: the hold less the WALBufMapping and
+    WALWrite holds and flushes inside it, which are dropped); a wal record
+    outside a hold is an OP_WAL of no copy time."""
+    drop = f.drop
     held_at = {}
-    i = 0
     wal_seen = set()
     for i, e in enumerate(ev):
-        k = e[1]
-        if k == T.K_ACQ and e[2] == "WALInsert":
-            held_at[e[3]] = i
-        elif k == T.K_REL and e[2] == "WALInsert" and e[3] in held_at:
-            a = held_at.pop(e[3])
+        k = e.kind
+        if k == T.K_ACQ and e.tranche == "WALInsert":
+            held_at[e.instance] = i
+        elif k == T.K_REL and e.tranche == "WALInsert" and e.instance in held_at:
+            a = held_at.pop(e.instance)
             nbytes = 0
             nested = 0
             inner_open = {}
             for j in range(a + 1, i):
                 ej = ev[j]
-                if ej[1] == T.K_WAL:
-                    nbytes += ej[2]
+                if ej.kind == T.K_WAL:
+                    nbytes += ej.bytes
                     wal_seen.add(j)
                     drop[j] = True
-                elif ej[1] == T.K_ACQ and ej[2] in ("WALBufMapping", "WALWrite"):
-                    inner_open[ej[2]] = ej[0]
+                elif ej.kind == T.K_ACQ and ej.tranche in ("WALBufMapping", "WALWrite"):
+                    inner_open[ej.tranche] = ej.t
                     drop[j] = True
-                elif ej[1] == T.K_REL and ej[2] in ("WALBufMapping", "WALWrite"):
-                    if ej[2] in inner_open:
-                        nested += ej[0] - inner_open.pop(ej[2])
+                elif ej.kind == T.K_REL and ej.tranche in ("WALBufMapping", "WALWrite"):
+                    if ej.tranche in inner_open:
+                        nested += ej.t - inner_open.pop(ej.tranche)
                     drop[j] = True
-                elif ej[1] == T.K_FLUSH:
-                    nested += ej[3]
+                elif ej.kind == T.K_FLUSH:
+                    nested += ej.ns
                     drop[j] = True
-                elif ej[1] == T.K_WFV:
+                elif ej.kind == T.K_WFV:
                     drop[j] = True
             drop[i] = True
             if nbytes:
-                copy = max(0, e[0] - ev[a][0] - nested)
-                repl[a] = (OP_WAL, nbytes, float(copy))
-                io_windows.append((ev[a][0], e[0]))
+                copy = max(0, e.t - ev[a].t - nested)
+                f.repl[a] = OpWal(OP_WAL, nbytes, float(copy))
+                f.io_windows.append((ev[a].t, e.t))
             else:
                 drop[a] = True
     for j, e in enumerate(ev):
-        if e[1] == T.K_WAL and j not in wal_seen:
-            repl[j] = (OP_WAL, e[2], 0.0)
+        if e.kind == T.K_WAL and j not in wal_seen:
+            f.repl[j] = OpWal(OP_WAL, e.bytes, 0.0)
 
-    # flushes: the WALWrite holds and WaitForVar calls inside the window
+
+def fold_flushes(ev, f):
+    """A flush becomes one OP_FLUSH where it started (the first WAL lock
+    event in its window); the WALWrite holds, WaitForVar calls and I/O
+    inside the window are the flush's; any other WAL lock event is dropped
+    (the simulator makes its own)."""
+    drop = f.drop
+    repl = f.repl
     flush_windows = []
     for j, e in enumerate(ev):
-        if e[1] == T.K_FLUSH and not drop[j]:
-            start = e[0] - e[3]
-            io_windows.append((start, e[0]))
-            flush_windows.append((start, e[0]))
+        if e.kind == T.K_FLUSH and not drop[j]:
+            start = e.t - e.ns
+            f.io_windows.append((start, e.t))
+            flush_windows.append((start, e.t))
             # the op goes where the flush started: the first event in the window
             first = j
             for m in range(j - 1, -1, -1):
-                if ev[m][0] < start:
+                if ev[m].t < start:
                     break
-                if ev[m][1] in (T.K_ACQ, T.K_REL, T.K_WFV, T.K_FAIL) and ev[m][2] in WAL_TRANCHES:
+                if ev[m].kind in LW_KINDS and ev[m].tranche in WAL_TRANCHES:
                     drop[m] = True
                     first = m
             if first == j:
-                repl[j] = (OP_FLUSH,)
+                repl[j] = OpFlush(OP_FLUSH)
             else:
                 drop[j] = True
-                repl[first] = (OP_FLUSH,)
+                repl[first] = OpFlush(OP_FLUSH)
                 drop[first] = False
     # I/O inside a flush (its write and fsync) is the flush's
     for j, e in enumerate(ev):
-        if e[1] == T.K_IO and any(s_ <= e[0] <= t_ for s_, t_ in flush_windows):
+        if e.kind == T.K_IO and any(s_ <= e.t <= t_ for s_, t_ in flush_windows):
             drop[j] = True
     # any other WAL lock event: the simulator makes its own
     for j, e in enumerate(ev):
-        if e[1] in (T.K_ACQ, T.K_REL, T.K_WFV, T.K_FAIL) and e[2] in WAL_TRANCHES and j not in repl:
+        if e.kind in LW_KINDS and e.tranche in WAL_TRANCHES and j not in repl:
             drop[j] = True
 
-    # the XID clear at commit: the last exclusive ProcArray hold
-    if tx.xid_assigned:
-        for j in range(n - 1, -1, -1):
-            e = ev[j]
-            if e[1] == T.K_ACQ and e[2] == "ProcArray" and e[4] == "X" and not drop[j]:
-                for m in range(j + 1, n):
-                    if ev[m][1] == T.K_REL and ev[m][2] == "ProcArray":
-                        repl[j] = (OP_CLEAR, float(ev[m][0] - e[0]))
-                        drop[m] = True
-                        io_windows.append((e[0], ev[m][0]))
-                        break
-                break
 
-    # page instances: the heap pages rows were inserted into (held X at the row event)
+def fold_xid_clear(ev, f):
+    """The XID clear at commit: the last exclusive ProcArray hold becomes
+    OP_CLEAR (its hold time)."""
+    n = len(ev)
+    drop = f.drop
+    for j in range(n - 1, -1, -1):
+        e = ev[j]
+        if e.kind == T.K_ACQ and e.tranche == "ProcArray" and e.mode == "X" and not drop[j]:
+            for m in range(j + 1, n):
+                if ev[m].kind == T.K_REL and ev[m].tranche == "ProcArray":
+                    f.repl[j] = OpClear(OP_CLEAR, float(ev[m].t - e.t))
+                    drop[m] = True
+                    f.io_windows.append((e.t, ev[m].t))
+                    break
+            break
+
+
+def inserted_pages(ev):
+    """The heap pages rows were inserted into (held X at the row event)."""
     heap_pages = set()
     held_pages = {}
     for e in ev:
-        if e[1] == T.K_ACQ and e[2] == "BufferContent" and e[4] == "X":
-            pp = _page_parts(e[3])
+        if e.kind == T.K_ACQ and e.tranche == "BufferContent" and e.mode == "X":
+            pp = _page_parts(e.instance)
             if pp:
-                held_pages[e[3]] = pp
-        elif e[1] == T.K_REL and e[2] == "BufferContent":
-            held_pages.pop(e[3], None)
-        elif e[1] == T.K_ROW and e[2] == "insert":
+                held_pages[e.instance] = pp
+        elif e.kind == T.K_REL and e.tranche == "BufferContent":
+            held_pages.pop(e.instance, None)
+        elif e.kind == T.K_ROW and e.op == "insert":
             for inst, pp in held_pages.items():
-                if pp[2] == e[4]:
+                if pp[2] == e.block:
                     heap_pages.add(inst)
+    return heap_pages
 
-    # A page is named once per transaction, against the highest block of its
-    # relation seen before the transaction began: the acquisition and the
-    # release of one page get one name, and two pages get two (a page the
-    # transaction extended the relation by is named beyond the end, a
-    # negative distance).  Naming against a maximum that moves within the
-    # transaction gave a B-tree split's old and new rightmost leaf the same
-    # name, held at once: the replaying process waited for itself.
-    relmax0 = dict(relmax)
-    names = {}
 
-    def canon(tranche, inst):
+class PageNamer:
+    """Lock instances, canonicalised (the module's docstring).  A page is
+    named once per transaction, against the highest block of its relation
+    seen before the transaction began: the acquisition and the release of
+    one page get one name, and two pages get two (a page the transaction
+    extended the relation by is named beyond the end, a negative distance).
+    Naming against a maximum that moves within the transaction gave a
+    B-tree split's old and new rightmost leaf the same name, held at once:
+    the replaying process waited for itself."""
+
+    def __init__(self, relmax, heap_pages):
+        self.relmax = relmax                # the highest block of each relation, over the traces so far
+        self.relmax0 = dict(relmax)         # ... before this transaction
+        self.heap_pages = heap_pages
+        self.names = {}
+
+    def __call__(self, tranche, inst):
         if tranche in ("BufferContent", "BufferIO"):
+            names = self.names
+            relmax = self.relmax
             key = names.get((tranche, inst))
             if key is not None:
                 return key
@@ -291,8 +394,8 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_clien
             rel = (pp[0], pp[1])
             if pp[2] > relmax.get(rel, -1):
                 relmax[rel] = pp[2]
-            mx = relmax0.setdefault(rel, pp[2])    # first seen in this transaction: its first page
-            if inst in heap_pages:
+            mx = self.relmax0.setdefault(rel, pp[2])    # first seen in this transaction: its first page
+            if inst in self.heap_pages:
                 key = (tranche, ("ctail", pp[0], pp[1], mx - pp[2]), CLIENT)
             elif mx - pp[2] <= TAIL_PAGES:
                 key = (tranche, ("tail", pp[0], pp[1], mx - pp[2]))
@@ -304,84 +407,98 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_clien
             return (tranche, "own", CLIENT)
         return (tranche, inst)
 
-    # the ops, with the CPU time between kept events
-    prog = TxnProgram()
-    prog.source = tx.source
-    prog.trace_ns = tx.end_t
-    prog.xid = tx.xid_assigned
+
+def _event_op(e, name, rowsets, prog):
+    """The op of a kept event that no fold replaced (None: none), and the
+    time of the gap before it that is not CPU (the traced wait or I/O)."""
+    k = e.kind
+    if k == T.K_ACQ:
+        key = name(e.tranche, e.instance)
+        mode = 1 if e.mode == "X" else 0
+        prog.nlw += 1
+        if e.how == "cond":
+            return OpCond(OP_COND, key, mode), e.wait_ns
+        return OpLw(OP_LW, key, mode, e.how), e.wait_ns
+    if k == T.K_REL:
+        return OpRel(OP_REL, name(e.tranche, e.instance)), 0
+    if k == T.K_FAIL or k == T.K_WFV:
+        return None, 0          # a failed conditional attempt: its cost stays in the gap
+    if k == T.K_HW:
+        if e.locktype not in HW_NO_CONFLICT and e.path != "local":
+            return OpHw(OP_HW, (e.locktype, e.id), e.mode), 0
+        return None, 0
+    if k == T.K_HWREL:
+        if e.locktype not in HW_NO_CONFLICT:
+            return OpHwRel(OP_HWREL, (e.locktype, e.id)), 0
+        return None, 0
+    if k == T.K_ROW:
+        if e.op != "insert":
+            rowsets.setdefault(e.relation, set()).add((e.block, e.offset))
+            return OpRow(OP_ROW, e.relation, (e.block, e.offset)), 0
+        return None, 0
+    if k == T.K_IO:
+        prog.io_ns += e.ns
+        return OpIo(OP_IO, float(e.ns)), e.ns
+    if k == T.K_CLIENT:
+        prog.rts += 1
+        return OpRt(OP_RT), e.ns
+    if k == T.K_BUF:
+        return OpPin(OP_PIN, name("BufferContent", e.page)), 0
+    return None, 0
+
+
+def emit(ev, f, name, rowsets, local_ns, end_t, prog):
+    """The ops, with the CPU time between kept events (less the I/O windows,
+    the traced waits and, before a lock operation the simulator performs,
+    the traced machine's local atomic); returns the gaps where a round trip
+    could go: (gap ns, index in ops)."""
+    drop = f.drop
+    repl = f.repl
+    io_windows = f.io_windows
     io_windows.sort()
-    ops = []
-    gaps = []            # (gap ns, index in ops where an RT could go)
+    ops = prog.ops
+    gaps = []
     last_t = 0
-    cond_keys = set()
     for j, e in enumerate(ev):
         if drop[j] and j not in repl:
             continue
-        t = e[0]
+        t = e.t
         gap = _cpu_between(last_t, t, io_windows)
         op = repl.get(j)
-        k = e[1]
         nline = 0
         if op is None:
-            if k == T.K_ACQ:
-                key = canon(e[2], e[3])
-                mode = 1 if e[4] == "X" else 0
-                if e[5] == "cond":
-                    op = (OP_COND, key, mode)
-                    cond_keys.add(key)
-                else:
-                    op = (OP_LW, key, mode, e[5])
-                gap -= e[6]
-                nline = 1
-                prog.nlw += 1
-            elif k == T.K_REL:
-                op = (OP_REL, canon(e[2], e[3]))
-                nline = 1
-            elif k == T.K_FAIL:
-                op = None          # a failed conditional attempt: its cost stays in the gap
-            elif k == T.K_WFV:
-                op = None
-            elif k == T.K_HW:
-                if e[2] not in HW_NO_CONFLICT and e[4] != "local":
-                    op = (OP_HW, (e[2], e[5]), e[3])
-            elif k == T.K_HWREL:
-                if e[2] not in HW_NO_CONFLICT:
-                    op = (OP_HWREL, (e[2], e[3]))
-            elif k == T.K_ROW:
-                if e[2] != "insert":
-                    rowsets.setdefault(e[3], set()).add((e[4], e[5]))
-                    op = (OP_ROW, e[3], (e[4], e[5]))
-            elif k == T.K_IO:
-                op = (OP_IO, float(e[3]))
-                gap -= e[3]
-                prog.io_ns += e[3]
-            elif k == T.K_CLIENT:
-                op = (OP_RT,)
-                gap -= e[2]
-                prog.rts += 1
-            elif k == T.K_BUF:
-                op = (OP_PIN, canon("BufferContent", e[3]))
-        else:
-            if op[0] == OP_WAL:
-                prog.nwal += 1
-                prog.wal_bytes += op[1]
-            elif op[0] == OP_FLUSH:
-                prog.flushes += 1
+            op, waited = _event_op(e, name, rowsets, prog)
+            if op is not None:
+                gap -= waited
+                if op.op in (OP_LW, OP_COND, OP_REL):
+                    nline = 1
+        elif op.op == OP_WAL:
+            prog.nwal += 1
+            prog.wal_bytes += op.bytes
+        elif op.op == OP_FLUSH:
+            prog.flushes += 1
         if op is None:
             continue
         gap -= nline * local_ns
         if gap > 0:
             gaps.append((gap, len(ops)))
-            ops.append((OP_CPU, float(gap)))
+            ops.append(OpCpu(OP_CPU, float(gap)))
             prog.cpu_ns += gap
         ops.append(op)
-        last_t = t if op[0] not in (OP_WAL, OP_CLEAR) else _window_end(io_windows, t)
-    gap = _cpu_between(last_t, tx.end_t, io_windows)
+        last_t = t if op.op not in (OP_WAL, OP_CLEAR) else _window_end(io_windows, t)
+    gap = _cpu_between(last_t, end_t, io_windows)
     if gap > 0:
         gaps.append((gap, len(ops)))
-        ops.append((OP_CPU, float(gap)))
+        ops.append(OpCpu(OP_CPU, float(gap)))
         prog.cpu_ns += gap
-    # round trips inside the transaction: the longest gaps
+    return gaps
+
+
+def place_round_trips(prog, gaps, statements, rt_gap_ns, has_client):
+    """Round trips inside the transaction, for traces without client
+    events: the statements - 1 longest gaps, or (statements None) every gap
+    of at least rt_gap_ns, become OP_RT."""
+    ops = prog.ops
     if has_client:
         rt_at = []
     elif statements is None:
@@ -389,13 +506,10 @@ def _compile_txn(tx, relmax, rowsets, statements, local_ns, rt_gap_ns, has_clien
     else:
         rt_at = sorted(i for g, i in sorted(gaps, reverse=True)[:max(0, statements - 1)])
     for i in rt_at:
-        g = ops[i][1]
-        ops[i] = (OP_RT,)
+        g = ops[i].ns
+        ops[i] = OpRt(OP_RT)
         prog.cpu_ns -= g
         prog.rts += 1
-    ops.append((OP_END, tx.outcome == "commit", tx.xid_assigned))
-    prog.ops = ops
-    return prog
 
 
 def _window_end(windows, t):

@@ -264,29 +264,33 @@ def _backend(sim, p, pt):
     held_cond = set()
     bufheld = []                                            # content locks held: [lock, mode]
     rowpop = pt.row_population
+    # the opcodes (compile.py), bound to locals for the dispatch
+    OP_CPU, OP_LW, OP_REL, OP_PIN, OP_COND, OP_WAL, OP_FLUSH, OP_CLEAR, OP_ROW, OP_HW, OP_HWREL, OP_IO, OP_RT, \
+        OP_END = C.OP_CPU, C.OP_LW, C.OP_REL, C.OP_PIN, C.OP_COND, C.OP_WAL, C.OP_FLUSH, C.OP_CLEAR, C.OP_ROW, \
+        C.OP_HW, C.OP_HWREL, C.OP_IO, C.OP_RT, C.OP_END
     while True:
         tp = txns[rng.randrange(ntx)]
         rowmap = {}
         bufheld.clear()
         for op in tp.ops:
-            c = op[0]
-            if c == 0:
-                p.debt += op[1] * scale
-            elif c == 1:
-                lk = lock(op[1], p)
+            c = op.op
+            if c == OP_CPU:
+                p.debt += op.ns * scale
+            elif c == OP_LW:
+                lk = lock(op.key, p)
                 if pins and lk.tranche == "BufferContent":
                     yield from pay(p)
                     p.debt += sim.lw(p.core, lk.line)            # PinBuffer
-                if op[3] == "orwait":
+                if op.how == "orwait":
                     yield from lwi.acquire_or_wait(p, lk)
                     if lk.excl is not p:
                         held_cond.add(lk)                        # did not get it: skip its release
                 else:
-                    yield from lwi.acquire(p, lk, op[2])
+                    yield from lwi.acquire(p, lk, op.mode)
                     if lk.tranche == "BufferContent":
-                        bufheld.append((lk, op[2]))
-            elif c == 2:
-                lk = lock(op[1], p)
+                        bufheld.append((lk, op.mode))
+            elif c == OP_REL:
+                lk = lock(op.key, p)
                 if lk in held_cond:
                     held_cond.discard(lk)
                     continue
@@ -298,25 +302,25 @@ def _backend(sim, p, pt):
                 yield from lwi.release(p, lk)
                 if pins and lk.tranche == "BufferContent":
                     p.debt += sim.lw(p.core, lk.line)            # UnpinBuffer
-            elif c == 13:
-                lk = lock(op[1], p)
+            elif c == OP_PIN:
+                lk = lock(op.key, p)
                 yield from pay(p)
                 p.debt += sim.lw(p.core, lk.line)                # PinBuffer / UnpinBuffer
-            elif c == 12:
-                lk = lock(op[1], p)
-                got = yield from lwi.conditional(p, lk, op[2])
+            elif c == OP_COND:
+                lk = lock(op.key, p)
+                got = yield from lwi.conditional(p, lk, op.mode)
                 if not got:
                     held_cond.add(lk)
                 elif lk.tranche == "BufferContent":
-                    bufheld.append((lk, op[2]))
-            elif c == 3:
-                yield from pt.wal_insert(p, op[1], op[2])
-            elif c == 4:
+                    bufheld.append((lk, op.mode))
+            elif c == OP_WAL:
+                yield from pt.wal_insert(p, op.bytes, op.copy_ns)
+            elif c == OP_FLUSH:
                 yield from pt.flush(p, p.last_lsn)
-            elif c == 5:
-                yield from pt.clear(p, op[1])
-            elif c == 6:
-                rel, rid = op[1], op[2]
+            elif c == OP_CLEAR:
+                yield from pt.clear(p, op.hold_ns)
+            elif c == OP_ROW:
+                rel, rid = op.relation, op.row
                 n = rowpop.get(rel)
                 if n:
                     m = rowmap.get((rel, rid))
@@ -326,19 +330,19 @@ def _backend(sim, p, pt):
                 else:
                     key = (rel, rid)
                 yield from pt.row(p, key, bufheld)
-            elif c == 7:
-                yield from pt.hw_acquire(p, op[1], op[2])
-            elif c == 8:
-                yield from pt.hw_release(p, op[1])
-            elif c == 9:
+            elif c == OP_HW:
+                yield from pt.hw_acquire(p, op.key, op.mode)
+            elif c == OP_HWREL:
+                yield from pt.hw_release(p, op.key)
+            elif c == OP_IO:
                 yield from pay(p)
-                sim.sleep_for(p, op[1])
+                sim.sleep_for(p, op.ns)
                 yield BLOCK
-            elif c == 10:
+            elif c == OP_RT:
                 pt.counters["rts"] += 1
                 yield from pt.round_trip(p, False)
-            elif c == 11:
-                if op[2] and tp.flushes == 0 and tp.nwal:
+            elif c == OP_END:
+                if op.xid and tp.flushes == 0 and tp.nwal:
                     yield from pt.async_commit(p)
                 yield from pt.end(p)
         pt.done += 1

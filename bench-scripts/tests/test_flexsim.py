@@ -216,7 +216,7 @@ class Engine(unittest.TestCase):
         out = []
         for t in prog.txns:
             nt = C.TxnProgram()
-            nt.ops = [(o[0], o[1], 0, o[3]) if o[0] == C.OP_LW else o for o in t.ops]
+            nt.ops = [o._replace(mode=0) if o.op == C.OP_LW else o for o in t.ops]
             out.append(nt)
         return C.Program(out, {}, {})
 
