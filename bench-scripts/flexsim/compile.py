@@ -87,29 +87,6 @@ WAL_TRANCHES = ("WALInsert", "WALBufMapping", "WALWrite")
 # are modelled otherwise (row locks: OP_ROW)
 HW_NO_CONFLICT = ("transactionid", "virtualxid")
 
-# heavyweight lock conflicts (lock.c's LockConflicts), by mode name
-_MODES = ["AccessShareLock", "RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
-          "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"]
-_CONFLICTS = {
-    "AccessShareLock": {"AccessExclusiveLock"},
-    "RowShareLock": {"ExclusiveLock", "AccessExclusiveLock"},
-    "RowExclusiveLock": {"ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"},
-    "ShareUpdateExclusiveLock": {"ShareUpdateExclusiveLock", "ShareLock", "ShareRowExclusiveLock",
-                                 "ExclusiveLock", "AccessExclusiveLock"},
-    "ShareLock": {"RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareRowExclusiveLock", "ExclusiveLock",
-                  "AccessExclusiveLock"},
-    "ShareRowExclusiveLock": {"RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
-                              "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"},
-    "ExclusiveLock": {"RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
-                      "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"},
-    "AccessExclusiveLock": set(_MODES),
-}
-
-
-def hw_conflicts(a, b):
-    return b in _CONFLICTS.get(a, ())
-
-
 # ---- the trace's events, with named fields (trace.py's tuples, field by field)
 KIND = 1                    # every event's second field: its kind, T.K_*
 Acq = namedtuple("Acq", "t kind tranche instance mode how wait_ns")

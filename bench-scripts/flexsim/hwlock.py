@@ -4,7 +4,7 @@
                LWLock (LockHashPartitionLock), held for the profile's
                lock-manager time
   hw_acquire   LockAcquire of a lock that may conflict (lock.c's
-               LockConflicts table, compile.hw_conflicts): sleeps until a
+               LockConflicts table, hw_conflicts): sleeps until a
                release of a conflicting holder (ProcSleep)
   hw_release   LockRelease: wakes every waiter of the tag (ProcLockWakeup,
                under its partition lock), who look again
@@ -15,11 +15,32 @@ costs and counters.
 
 import zlib
 
-from . import compile as C
 from .engine import BLOCK, pay
 from .lwlock import X
 
 LOCKMANAGER_PARTITIONS = 16
+
+# heavyweight lock conflicts (lock.c's LockConflicts), by mode name
+_MODES = ["AccessShareLock", "RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
+          "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"]
+_CONFLICTS = {
+    "AccessShareLock": {"AccessExclusiveLock"},
+    "RowShareLock": {"ExclusiveLock", "AccessExclusiveLock"},
+    "RowExclusiveLock": {"ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"},
+    "ShareUpdateExclusiveLock": {"ShareUpdateExclusiveLock", "ShareLock", "ShareRowExclusiveLock",
+                                 "ExclusiveLock", "AccessExclusiveLock"},
+    "ShareLock": {"RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareRowExclusiveLock", "ExclusiveLock",
+                  "AccessExclusiveLock"},
+    "ShareRowExclusiveLock": {"RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
+                              "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"},
+    "ExclusiveLock": {"RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
+                      "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"},
+    "AccessExclusiveLock": set(_MODES),
+}
+
+
+def hw_conflicts(a, b):
+    return b in _CONFLICTS.get(a, ())
 
 
 class HwLocks:
@@ -44,7 +65,7 @@ class HwLocks:
             conflict = False
             if holders:
                 for q, m in holders:
-                    if q is not p and C.hw_conflicts(mode, m):
+                    if q is not p and hw_conflicts(mode, m):
                         conflict = True
                         break
             if not conflict:
@@ -53,7 +74,7 @@ class HwLocks:
                 t0 = sim.now
                 self.counters["hw_waits"] += 1
             yield from self._lockmgr(p, key)
-            if not any(q is not p and C.hw_conflicts(mode, m) for q, m in self.hw.get(key) or ()):
+            if not any(q is not p and hw_conflicts(mode, m) for q, m in self.hw.get(key) or ()):
                 continue                        # released meanwhile: try again
             self.hw_waiters.setdefault(key, []).append(p)
             yield from pay(p)

@@ -320,9 +320,11 @@ class LWLocks:
 
     def wait_for_var(self, p, lk, upto):
         """LWLockWaitForVar (a generator): returns once lk is free or its
-        holder's variable has reached upto; the number of times it slept."""
+        holder's variable has reached upto.  Returns whether the lock was
+        free, the variable's value (newval) and the number of times it
+        slept."""
         _, sleeps = yield from self.wait_loop(p, lk, X, WaitForVar(upto))
-        return sleeps
+        return lk.excl is None, lk.var, sleeps
 
     # ---- release ---------------------------------------------------------------
     def release(self, p, lk):
@@ -394,8 +396,11 @@ class LWLocks:
 
     def update_var(self, p, lk):
         """LWLockUpdateVar: wake every wait-until-free waiter (the flushers
-        waiting for this insertion)."""
+        waiting for this insertion); nothing when none waits."""
         sim = self.sim
+        W = lk.waiters
+        if not any(w[1] == WUF for w in W):
+            return
         yield from spin_acquire(sim, p, lk.wl)
         W = lk.waiters
         wake = [w[0] for w in W if w[1] == WUF]

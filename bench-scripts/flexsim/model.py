@@ -282,8 +282,8 @@ def _backend(sim, p, pt):
                     yield from pay(p)
                     p.debt += sim.lw(p.core, lk.line)            # PinBuffer
                 if op.how == "orwait":
-                    yield from lwi.acquire_or_wait(p, lk)
-                    if lk.excl is not p:
+                    got = yield from lwi.acquire_or_wait(p, lk)
+                    if not got:
                         held_cond.add(lk)                        # did not get it: skip its release
                 else:
                     yield from lwi.acquire(p, lk, op.mode)

@@ -31,7 +31,7 @@ variant, costs and counters.
 """
 
 from .engine import BLOCK, SPIN, Line, pay
-from .lwlock import WUF, X, LsnWait
+from .lwlock import X, LsnWait
 from .spinlock import Spin, spin_acquire, spin_release
 
 PAGE = 8192
@@ -105,8 +105,7 @@ class Wal:
         for pg in range(first_page, last_page + 1):
             if pg >= self.init_upto:
                 lk.var = max(start, pg * PAGE_USABLE)      # WALInsertLockUpdateInsertingAt
-                if any(w[1] == WUF for w in lk.waiters):
-                    yield from lwi.update_var(p, lk)
+                yield from lwi.update_var(p, lk)
                 yield from self.advance(p, pg)
         p.debt += sim.lw(p.core, self._walline(start))
         p.debt += copy_ns * self.backend_scale
@@ -232,10 +231,10 @@ class Wal:
         finished = reserved
         for lk in self.ins_locks:
             lk.st.acq_x += 1          # LWLockWaitForVar counts as an acquisition in the lab's counters
-            sleeps = yield from lwi.wait_for_var(p, lk, upto)
+            free, inserting_at, sleeps = yield from lwi.wait_for_var(p, lk, upto)
             self.counters["waitfinish_sleeps"] += sleeps
-            if lk.excl is not None and lk.var < finished:
-                finished = lk.var     # its holder has passed upto, not finished
+            if not free and inserting_at < finished:
+                finished = inserting_at     # its holder has passed upto, not finished
         return finished
 
     def xlog_write(self, p, upto, flush):

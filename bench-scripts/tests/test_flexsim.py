@@ -12,6 +12,7 @@ and checks that the answer changes.  Seconds in all.
 import math
 import os
 import random
+import re
 import subprocess
 import unittest
 from pathlib import Path
@@ -414,6 +415,29 @@ class GroupCommit(unittest.TestCase):
                      warm_ms=10.0)
         self.assertAlmostEqual(res["counters"]["flush_pages"] / res["counters"]["flushes"], 10, delta=0.5)
         self.assertAlmostEqual(res["tps"], 1e9 / 1.9e6, delta=15)
+
+
+class Layout(unittest.TestCase):
+    """One protocol per module (docs/simulator.md, "Where each protocol
+    lives"): the LWLock wait loop is written once, in lwlock.py."""
+
+    PKG = HERE.parent / "flexsim"
+    # the wait loop's sleep, a statement written nowhere else
+    WAIT_LOOP = "# PGSemaphoreLock: the LWLock wait loop sleeps"
+
+    def test_wait_loop_in_lwlock_only(self):
+        found = {f.name: f.read_text().count(self.WAIT_LOOP) for f in sorted(self.PKG.glob("*.py"))}
+        self.assertEqual({k: n for k, n in found.items() if n}, {"lwlock.py": 1})
+
+    def test_no_other_module_runs_the_loop(self):
+        """The loop's pieces (LWLockAttemptLock, LWLockQueueSelf,
+        LWLockDequeueSelf) and the wait queue are lwlock.py's alone."""
+        pieces = re.compile(r"\.(attempt|queue|dequeue|wait_loop)\(|\.waiters\b")
+        for f in sorted(self.PKG.glob("*.py")):
+            if f.name == "lwlock.py":
+                continue
+            with self.subTest(f.name):
+                self.assertEqual([ln for ln in f.read_text().splitlines() if pieces.search(ln)], [])
 
 
 class Predict(unittest.TestCase):
