@@ -84,9 +84,10 @@ class Core:
 
 
 class Proc:
+    """A simulated process: its generator and its scheduling state (a model
+    adds its processes' own state in a subclass, spawn(..., proc=))."""
     __slots__ = ("pid", "name", "gen", "core", "lastcore", "state", "ver", "cpu_left", "chunk_end", "debt",
-                 "sem", "slice_end", "kind", "slot", "served", "woken", "data", "cpu_ns", "txns",
-                 "lock_try", "last_lsn", "thread", "xid", "rows", "hw", "slots", "client")
+                 "sem", "slice_end", "kind", "data", "cpu_ns", "txns")
 
     def __init__(self, pid, name, kind):
         self.pid = pid
@@ -102,20 +103,9 @@ class Proc:
         self.debt = 0.0
         self.sem = 0
         self.slice_end = 0.0
-        self.slot = Line(("slot", pid))
-        self.served = False
-        self.woken = False
         self.data = None
         self.cpu_ns = 0.0
         self.txns = 0
-        self.lock_try = -1
-        self.last_lsn = 0
-        self.thread = None
-        self.xid = False
-        self.rows = None
-        self.hw = None
-        self.slots = None
-        self.client = -1
 
 
 class Sim:
@@ -143,8 +133,8 @@ class Sim:
         self.until = 0.0
 
     # ---- processes -------------------------------------------------------
-    def spawn(self, name, kind, genfn, *args, start=0.0):
-        p = Proc(len(self.procs), name, kind)
+    def spawn(self, name, kind, genfn, *args, start=0.0, proc=Proc):
+        p = proc(len(self.procs), name, kind)
         self.procs.append(p)
         p.gen = genfn(self, p, *args)
         p.state = WAKING

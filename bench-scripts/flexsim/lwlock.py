@@ -166,6 +166,16 @@ class LWLocks:
         self.impl = implementation
         self.shared_add = shared_add and implementation == "atomic"
         self.nprocs_scan = nprocs_scan
+        # lwlock_read_biased: each process's slot line, and the locks it
+        # holds through its slot
+        self.slot_lines = {}
+        self.slot_held = {}
+
+    def _slot(self, p):
+        ln = self.slot_lines.get(p.pid)
+        if ln is None:
+            ln = self.slot_lines[p.pid] = Line(("slot", p.pid))
+        return ln
 
     # the state change of an acquisition, decided at the time it is issued
     @staticmethod
@@ -332,8 +342,8 @@ class LWLocks:
         sim = self.sim
         if lk.excl is p:
             mode = X
-        elif lk.readbiased and p.slots and lk in p.slots:
-            p.slots.remove(lk)
+        elif lk.readbiased and self.slot_held.get(p.pid) and lk in self.slot_held[p.pid]:
+            self.slot_held[p.pid].remove(lk)
             yield from self.slot_release(p, lk)
             return
         else:
@@ -418,20 +428,19 @@ class LWLocks:
             d = p.debt
             p.debt = 0.0
             yield d
-        p.debt += sim.lw(p.core, p.slot)           # announce in our slot
+        slot = self._slot(p)
+        p.debt += sim.lw(p.core, slot)             # announce in our slot
         p.debt += sim.lr(p.core, lk.line)          # check the bias (full barrier between)
         if not lk.biased or lk.revoker is not None:
-            p.debt += sim.lw(p.core, p.slot)       # withdraw, and take the word
+            p.debt += sim.lw(p.core, slot)         # withdraw, and take the word
             yield from self.wait_loop(p, lk, S, WAIT_UNCHARGED)
             return
         lk.slot_holders += 1
-        if p.slots is None:
-            p.slots = []
-        p.slots.append(lk)
+        self.slot_held.setdefault(p.pid, []).append(lk)
 
     def slot_release(self, p, lk):
         sim = self.sim
-        p.debt += sim.lw(p.core, p.slot)           # release store: the slot is free
+        p.debt += sim.lw(p.core, self._slot(p))    # release store: the slot is free
         lk.slot_holders -= 1
         if lk.slot_holders == 0 and lk.revoker is not None:
             sim.kick(lk.revoker)
@@ -449,7 +458,7 @@ class LWLocks:
         p.debt += sim.lw(p.core, lk.line)
         n = self.nprocs_scan or len(sim.procs)
         for q in sim.procs[:n]:
-            p.debt += sim.lr(p.core, q.slot)
+            p.debt += sim.lr(p.core, self._slot(q))
         yield from pay(p)
         while lk.slot_holders > 0:
             yield SPIN

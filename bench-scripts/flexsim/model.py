@@ -24,7 +24,7 @@ import random
 from collections import deque
 
 from . import compile as C
-from .engine import BLOCK, Sim, pay
+from .engine import BLOCK, Proc, Sim, pay
 from .hwlock import HwLocks
 from .lwlock import LW, LWLocks, TrancheStats
 from .procarray import ProcArrayClear
@@ -73,6 +73,22 @@ class Costs:
         self.c_backend = c_backend
         self.c_lockmgr = c_lockmgr
         self.pins = pins
+
+
+class Backend(Proc):
+    """A backend process: what the protocols keep of it (PGPROC's fields and
+    the backend's own state)."""
+    __slots__ = ("client", "thread", "rows", "hw", "served", "last_lsn", "lock_try")
+
+    def __init__(self, pid, name, kind):
+        super().__init__(pid, name, kind)
+        self.client = -1            # the client it serves (per-client lock names)
+        self.thread = None          # the pgbench thread of its client
+        self.rows = None            # rows it holds locked until its transaction ends
+        self.hw = None              # heavyweight locks it holds
+        self.served = False         # PGPROC's lwServed / procArrayGroupMember: its request was served
+        self.last_lsn = 0           # the end of its last WAL record (XactLastRecEnd)
+        self.lock_try = -1          # the WAL insertion lock it tries first (MyLockNo)
 
 
 class Point(Wal, ProcArrayClear, Rows, HwLocks):
@@ -139,7 +155,8 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
             self.thread_procs.append(th)
         self.backends = []
         for c in range(self.clients):
-            p = sim.spawn(f"backend-{c}", "backend", _backend, self, start=self.rng.random() * 20000.0)
+            p = sim.spawn(f"backend-{c}", "backend", _backend, self, start=self.rng.random() * 20000.0,
+                          proc=Backend)
             p.client = c
             p.thread = self.thread_procs[c % self.threads]
             p.rows = []
