@@ -22,9 +22,9 @@ written once, in wait_loop().  Each acquisition passes it a Wait policy:
 what the attempts are, the mode it queues in, what a woken waiter does
 (retry after setting LW_FLAG_RELEASE_OK again, with or without paying for
 the atomic operation; return without the lock; find its request served)
-and how its wait time is counted.  The policies keep each caller's
-behaviour as it was when the copies were merged, differences included
-(docs/simulator.md, "Where each protocol lives").
+and how its wait time is counted.  The policies differ where the callers'
+waits differ; not every difference is lwlock.c's (docs/simulator.md,
+"Where each protocol lives").
 
 The variants (GUCs of the patched tree):
 
