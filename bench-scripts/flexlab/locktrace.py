@@ -106,6 +106,12 @@ def _int(name, lineno, field, what, lo=0):
     return v
 
 
+def _lw_mode(name, lineno, mode):
+    """An LWLock event's mode, S or X."""
+    if mode not in ("S", "X"):
+        raise TraceError(f"{name}:{lineno}: lock mode must be S or X, not {mode!r}")
+    return mode
+
 def _need(name, lineno, f, n, usage):
     if len(f) < n:
         raise TraceError(f"{name}:{lineno}: '{f[0]}' line has {len(f) - 1} fields, needs {n - 1}: {usage}")
@@ -163,17 +169,13 @@ def parse_text(text, name="<trace>"):
             what = f[2]
             if what == "acq":
                 _need(name, lineno, f, 8, "lw <t> acq <tranche> <instance> <mode> <how> <wait_ns>")
-                mode, how = f[5], f[6]
-                if mode not in ("S", "X"):
-                    raise TraceError(f"{name}:{lineno}: lock mode must be S or X, not {mode!r}")
+                mode, how = _lw_mode(name, lineno, f[5]), f[6]
                 if how not in ACQ_HOWS:
                     raise TraceError(f"{name}:{lineno}: acquisition 'how' must be one of {', '.join(ACQ_HOWS)}, not {how!r}")
                 ev.append((t, K_ACQ, f[3], f[4], mode, how, _int(name, lineno, f[7], "wait_ns")))
             elif what == "fail":
                 _need(name, lineno, f, 7, "lw <t> fail <tranche> <instance> <mode> <how>")
-                mode, how = f[5], f[6]
-                if mode not in ("S", "X"):
-                    raise TraceError(f"{name}:{lineno}: lock mode must be S or X, not {mode!r}")
+                mode, how = _lw_mode(name, lineno, f[5]), f[6]
                 if how not in FAIL_HOWS:
                     raise TraceError(f"{name}:{lineno}: failed acquisition 'how' must be cond or orwait, not {how!r}")
                 ev.append((t, K_FAIL, f[3], f[4], mode, how))

@@ -534,13 +534,7 @@ class Served(Wait):
             lk.excl = p
             lk.x_since = sim.now
             batches += 1
-            yield from spin_acquire(sim, p, lk.wl)
-            req = self._take_requests(lk)
-            spin_release(sim, p, lk.wl)
-            if req:
-                self.serve(p, req)
-                for q in req:
-                    q.served = True
+            req = yield from self._serve_batch(sim, p, lk)
             yield from pay(p)
             p.debt += sim.lw(p.core, lk.line)
             lk.excl = None
@@ -554,12 +548,9 @@ class Served(Wait):
                 break
         yield from lwl.wakeup(p, lk)
 
-    def before_release(self, lwl, p, lk):
-        """Version 1: an exclusive release serves the queued requests while
-        it still holds the lock."""
-        sim = lwl.sim
-        if not self.has_requests:
-            return
+    def _serve_batch(self, sim, p, lk):
+        """Take the servable waiters off the wait list (under the wait-list
+        lock) and carry their requests out; returns them, marked served."""
         yield from spin_acquire(sim, p, lk.wl)
         req = self._take_requests(lk)
         spin_release(sim, p, lk.wl)
@@ -567,6 +558,16 @@ class Served(Wait):
             self.serve(p, req)
             for q in req:
                 q.served = True
+        return req
+
+    def before_release(self, lwl, p, lk):
+        """Version 1: an exclusive release serves the queued requests while
+        it still holds the lock."""
+        sim = lwl.sim
+        if not self.has_requests:
+            return
+        req = yield from self._serve_batch(sim, p, lk)
+        if req:
             yield from pay(p)
             for q in req:
                 p.debt += sim.C_POST
