@@ -19,12 +19,12 @@ wait queue of [process, mode] entries in queue order.
 
 The wait loop (attempt, queue, attempt again, sleep; woken, retry) is
 written once, in wait_loop().  Each acquisition passes it a Wait policy:
-what the attempts are, the mode it queues in, what a woken waiter does
-(retry after setting LW_FLAG_RELEASE_OK again, with or without paying for
-the atomic operation; return without the lock; find its request served)
-and how its wait time is counted.  The policies differ where the callers'
-waits differ; not every difference is lwlock.c's (docs/simulator.md,
-"Where each protocol lives").
+what the attempts are, the mode it queues in, what it does once queued
+(set LW_FLAG_RELEASE_OK, ask to be served, leave its LSN), and what a
+woken waiter does (retry after setting LW_FLAG_RELEASE_OK again; return
+without the lock; find its request served).  The policies differ where
+lwlock.c's callers differ, and only there (model v3.1: docs/simulator.md,
+"Model v3.1: the wait loop as lwlock.c has it").
 
 The variants (GUCs of the patched tree):
 
@@ -35,8 +35,9 @@ The variants (GUCs of the patched tree):
   lwlock_read_biased            BRAVO slots: slot_acquire(), revoke()
   procarray_group_clear = holder    Served: LWLockAcquireOrServed and
                                 LWLockServeRequests (procarraylock.c)
-  wal_flush_wait = lsn          LsnWait: LWLockAcquireOrWaitLSN (lsnlock.c)
-                                and the release that wakes by LSN
+  wal_flush_wait = lsn          LsnWait: LWLockAcquireOrWaitLSN (lsnlock.c),
+                                and LWLockWakeup's rule for its waiters
+                                (LWLockWakeupSkipsLSNWaiter)
 """
 
 from .engine import BLOCK, SPIN, Line, ModelError, pay
@@ -47,11 +48,14 @@ S, X, WUF = 0, 1, 2          # shared, exclusive, wait-until-free (LWLockAcquire
 
 
 class TrancheStats:
-    __slots__ = ("acq_s", "acq_x", "sleeps", "wait_ns", "hold_x_ns", "hold_s_ns", "cas_retries", "backouts",
-                 "instances")
+    """A tranche's counters, as the patched tree's: acquisitions in shared,
+    exclusive and wait-until-free mode (LWLockAcquireOrWait without the
+    lock, LWLockWaitForVar), sleeps, and the time of each sleep."""
+    __slots__ = ("acq_s", "acq_x", "acq_w", "sleeps", "wait_ns", "hold_x_ns", "hold_s_ns", "cas_retries",
+                 "backouts", "instances")
 
     def __init__(self):
-        self.acq_s = self.acq_x = self.sleeps = 0
+        self.acq_s = self.acq_x = self.acq_w = self.sleeps = 0
         self.wait_ns = self.hold_x_ns = self.hold_s_ns = 0.0
         self.cas_retries = self.backouts = 0
         self.instances = set()
@@ -60,7 +64,7 @@ class TrancheStats:
 class LW:
     __slots__ = ("key", "tranche", "line", "wl", "excl", "nshared", "waiters", "release_ok", "st",
                  "x_since", "hold_x_ns", "biased", "slot_holders", "revoker", "rebias_at", "readbiased",
-                 "policy", "var")
+                 "policy", "var", "lsn_flushed")
 
     def __init__(self, key, tranche, st, readbiased=False):
         self.key = key
@@ -82,17 +86,15 @@ class LW:
         self.rebias_at = 0.0
         self.policy = None                   # a release policy (Served), or None
         self.var = 0                         # insertingAt (WAL insertion locks): LWLockWaitForVar's value
+        self.lsn_flushed = None              # LsnWait's progress (the flushed LSN), read at a wakeup
 
 
 # ---- the wait loop's policies ----------------------------------------------
 class Wait:
     """How an acquisition waits (the policy of wait_loop).  LWLockAcquire's:
-    attempt in its mode, queue in its mode, woken: set LW_FLAG_RELEASE_OK
-    again (one atomic operation on the line) and retry; the wait time runs
-    from the first sleep to the acquisition."""
+    attempt in its mode, queue in its mode; woken, set LW_FLAG_RELEASE_OK
+    again (one atomic operation on the line) and retry."""
     queue_mode = None            # None: the acquisition's mode
-    time_each_sleep = False      # True: the wait time is each sleep's own, not from the first to the end
-    look_again_after_dequeue = False
 
     @staticmethod
     def attempt(lwl, p, lk, mode):
@@ -110,20 +112,10 @@ class Wait:
         return True
 
 
-class WaitUncharged(Wait):
-    """The word path of a read-biased shared acquisition: as LWLockAcquire,
-    but setting LW_FLAG_RELEASE_OK again costs nothing."""
-
-    def woken(self, lwl, p, lk):
-        lk.release_ok = True
-        return True
-
-
 class WaitUntilFree(Wait):
     """LWLockAcquireOrWait: queued wait-until-free; once woken, return
     without the lock."""
     queue_mode = WUF
-    time_each_sleep = True
 
     def woken(self, lwl, p, lk):
         return False
@@ -132,10 +124,9 @@ class WaitUntilFree(Wait):
 class WaitForVar(Wait):
     """LWLockWaitForVar: the 'attempt' is a read of the line, done when the
     lock is free or its holder's variable has reached upto; queued
-    wait-until-free, the check again (no cost); woken, look again."""
+    wait-until-free, it sets LW_FLAG_RELEASE_OK (one atomic operation) and
+    checks again (no cost); woken, it looks again, setting nothing."""
     queue_mode = WUF
-    time_each_sleep = True
-    look_again_after_dequeue = True
 
     def __init__(self, upto):
         self.upto = upto
@@ -149,12 +140,15 @@ class WaitForVar(Wait):
         return lk.excl is None or bool(lk.var and lk.var >= self.upto)
         yield
 
+    def queued(self, lwl, p, lk):
+        p.debt += lwl.sim.lw(p.core, lk.line)      # pg_atomic_fetch_or_u32(LW_FLAG_RELEASE_OK)
+        lk.release_ok = True
+
     def woken(self, lwl, p, lk):
         return True
 
 
 WAIT = Wait()
-WAIT_UNCHARGED = WaitUncharged()
 WAIT_UNTIL_FREE = WaitUntilFree()
 
 
@@ -220,9 +214,13 @@ class LWLocks:
         return self._take(lk, p, mode, sim.now)
 
     def queue(self, p, lk, mode):
-        """LWLockQueueSelf."""
+        """LWLockQueueSelf: wait-until-free waiters at the head of the
+        queue, the others at its tail."""
         yield from spin_acquire(self.sim, p, lk.wl)
-        lk.waiters.append([p, mode])
+        if mode == WUF:
+            lk.waiters.insert(0, [p, mode])
+        else:
+            lk.waiters.append([p, mode])
         spin_release(self.sim, p, lk.wl)
 
     def dequeue(self, p, lk):
@@ -246,14 +244,14 @@ class LWLocks:
         LWLockWaitForVar, LWLockAcquireOrServed and LWLockAcquireOrWaitLSN
         are the same loop): attempt; on failure queue, attempt again
         (dequeue on success), else sleep on the semaphore; woken, the
-        policy decides (retry, or return without the lock).  A generator;
+        policy decides (retry, or return without the lock).  The wait time
+        is each sleep's, as the patched counters time it
+        (LWLockStatsWaitStart/WaitDone around LWLockSleep).  A generator;
         returns (acquired, the number of times it slept)."""
         sim = self.sim
         st = lk.st
-        t0 = -1.0
         sleeps = 0
         qmode = mode if how.queue_mode is None else how.queue_mode
-        each = how.time_each_sleep
         while True:
             got = yield from how.attempt(self, p, lk, mode)
             if got:
@@ -263,28 +261,18 @@ class LWLocks:
             got = yield from how.recheck(self, p, lk, mode)
             if got:
                 yield from self.dequeue(p, lk)
-                if how.look_again_after_dequeue:
-                    continue
                 break
-            if each:
-                st.sleeps += 1
-                t0 = sim.now
-            else:
-                if t0 < 0.0:
-                    t0 = sim.now
-                st.sleeps += 1
+            st.sleeps += 1
             sleeps += 1
             if p.debt > 0.0:
                 d = p.debt
                 p.debt = 0.0
                 yield d
+            t0 = sim.now
             yield BLOCK                                     # PGSemaphoreLock: the LWLock wait loop sleeps
-            if each:
-                st.wait_ns += sim.now - t0
+            st.wait_ns += sim.now - t0
             if not how.woken(self, p, lk):
                 return False, sleeps
-        if t0 >= 0.0 and not each:
-            st.wait_ns += sim.now - t0
         return True, sleeps
 
     # ---- the acquisitions ------------------------------------------------------
@@ -320,19 +308,24 @@ class LWLocks:
                 lk.st.acq_s += 1
         return got
 
-    def acquire_or_wait(self, p, lk):
+    def acquire_or_wait(self, p, lk, how=WAIT_UNTIL_FREE):
         """LWLockAcquireOrWait(X) (a generator): True if acquired, False if it
-        slept until the lock was free and did not take it."""
-        got, _ = yield from self.wait_loop(p, lk, X, WAIT_UNTIL_FREE)
+        slept until the lock was free and did not take it (counted as a
+        wait-until-free acquisition, as the patched counters do).  how:
+        LsnWait for LWLockAcquireOrWaitLSN."""
+        got, _ = yield from self.wait_loop(p, lk, X, how)
         if got:
             lk.st.acq_x += 1
+        else:
+            lk.st.acq_w += 1
         return got
 
     def wait_for_var(self, p, lk, upto):
         """LWLockWaitForVar (a generator): returns once lk is free or its
-        holder's variable has reached upto.  Returns whether the lock was
-        free, the variable's value (newval) and the number of times it
-        slept."""
+        holder's variable has reached upto (counted as a wait-until-free
+        acquisition).  Returns whether the lock was free, the variable's
+        value (newval) and the number of times it slept."""
+        lk.st.acq_w += 1
         _, sleeps = yield from self.wait_loop(p, lk, X, WaitForVar(upto))
         return lk.excl is None, lk.var, sleeps
 
@@ -376,13 +369,17 @@ class LWLocks:
     def wakeup(self, p, lk):
         """LWLockWakeup: wake the first waiter, or every shared one from the
         first and all wait-until-free ones; clear RELEASE_OK if a waiter
-        that will retry was woken."""
+        that will retry was woken.  A waiter of LWLockAcquireOrWaitLSN (an
+        entry with its target LSN) whose target lk.lsn_flushed() has not
+        reached is woken only if it is the first such one
+        (LWLockWakeupSkipsLSNWaiter: it takes the lock and flushes)."""
         sim = self.sim
         yield from spin_acquire(sim, p, lk.wl)
         W = lk.waiters
         wake = []
         new_ok = True
         woke = False
+        woke_lsn_taker = False
         i = 0
         while i < len(W):
             w = W[i]
@@ -391,6 +388,11 @@ class LWLocks:
             if woke and m == X:
                 i += 1
                 continue
+            if m == WUF and len(w) > 2 and lk.lsn_flushed() < w[2]:
+                if woke_lsn_taker:
+                    i += 1
+                    continue
+                woke_lsn_taker = True
             del W[i]
             wake.append(q)
             if m != WUF:
@@ -405,12 +407,10 @@ class LWLocks:
             sim.wake(q)
 
     def update_var(self, p, lk):
-        """LWLockUpdateVar: wake every wait-until-free waiter (the flushers
-        waiting for this insertion); nothing when none waits."""
+        """LWLockUpdateVar: under the wait-list lock (taken whether or not
+        anyone waits), wake every wait-until-free waiter (the flushers
+        waiting for this insertion)."""
         sim = self.sim
-        W = lk.waiters
-        if not any(w[1] == WUF for w in W):
-            return
         yield from spin_acquire(sim, p, lk.wl)
         W = lk.waiters
         wake = [w[0] for w in W if w[1] == WUF]
@@ -433,7 +433,7 @@ class LWLocks:
         p.debt += sim.lr(p.core, lk.line)          # check the bias (full barrier between)
         if not lk.biased or lk.revoker is not None:
             p.debt += sim.lw(p.core, slot)         # withdraw, and take the word
-            yield from self.wait_loop(p, lk, S, WAIT_UNCHARGED)
+            yield from self.wait_loop(p, lk, S, WAIT)
             return
         lk.slot_holders += 1
         self.slot_held.setdefault(p.pid, []).append(lk)
@@ -476,7 +476,6 @@ class Served(Wait):
     free takes it, serves, releases, wakes, up to four batches; version 1
     (the first design, the 16-core run of 2026-11-22): an exclusive release
     serves before it lets go.  A served waiter finds p.served set."""
-    time_each_sleep = True
     MAX_BATCHES = 4
 
     def __init__(self, serve, version=2):
@@ -575,49 +574,22 @@ class Served(Wait):
 
 
 # ---- wal_flush_wait = lsn (lsnlock.c) ------------------------------------------
-class LsnWait:
-    """LWLockAcquireOrWaitLSN: acquired as LWLockAcquireOrWait (queued
-    wait-until-free); the release (LWLockWakeup with
-    LWLockWakeupSkipsLSNWaiter) wakes the waiters whose target (the
-    process's last_lsn) is flushed, and one still short of it (the most
-    recently queued), who takes the lock and flushes."""
+class LsnWait(WaitUntilFree):
+    """LWLockAcquireOrWaitLSN(lock, progress, target): LWLockAcquireOrWait
+    whose wait-list entry carries its target LSN.  The lock's lsn_flushed
+    (the progress, read at a wakeup) must be set; LWLockWakeup (wakeup())
+    then leaves asleep every waiter short of its target but the first it
+    meets (the most recently queued: wait-until-free waiters queue at the
+    head), which takes the lock and flushes.  Every release of the lock
+    follows the rule, as lsnlock.c's does."""
 
-    @staticmethod
-    def acquire(lwl, p, lk):
-        return lwl.acquire_or_wait(p, lk)
+    def __init__(self, target):
+        self.target = target
 
-    @staticmethod
-    def release(lwl, p, lk, progress):
-        """The release of a lock whose waiters wait for progress (the flushed
-        LSN) to reach their target."""
-        sim = lwl.sim
-        yield from pay(p)
-        p.debt += sim.lw(p.core, lk.line)
-        lk.excl = None
-        h = sim.now - lk.x_since
-        lk.hold_x_ns += h
-        lk.st.hold_x_ns += h
-        if lk.waiters:
-            yield from spin_acquire(sim, p, lk.wl)
-            wake = []
-            short = None
-            keep = []
-            for w in lk.waiters:
-                q = w[0]
-                if w[1] == WUF and q.last_lsn <= progress:
-                    wake.append(q)
-                elif w[1] == WUF:
-                    short = w
-                    keep.append(w)
-                else:
-                    keep.append(w)
-            if short is not None:
-                keep.remove(short)
-                wake.append(short[0])
-            elif keep:
-                wake.append(keep.pop(0)[0])
-            lk.waiters = keep
-            spin_release(sim, p, lk.wl)
-            for q in wake:
-                p.debt += sim.C_POST
-                sim.wake(q)
+    def queued(self, lwl, p, lk):
+        if lk.lsn_flushed is None:
+            raise ModelError(f"{p.name} waits for an LSN on {lk.key}, whose progress is not set")
+        for w in lk.waiters:
+            if w[0] is p:
+                w.append(self.target)
+                break

@@ -222,7 +222,7 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
 
     def _snapshot(self):
         return {"done": self.done, "busy": self.sim.busy_ns(),
-                "stats": {k: (v.acq_s, v.acq_x, v.sleeps, v.wait_ns, v.hold_x_ns, v.cas_retries)
+                "stats": {k: (v.acq_s + v.acq_x + v.acq_w, v.sleeps, v.wait_ns, v.hold_x_ns, v.cas_retries)
                           for k, v in self.stats.items()},
                 "counters": dict(self.counters), "events": self.sim.events,
                 "lockhold": {k: lk.hold_x_ns for k, lk in self.locks.items()},
@@ -233,9 +233,9 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
         tps = txns / dt * 1e9 if dt > 0 else 0.0
         per = {}
         for k, v in self.stats.items():
-            a0 = snap["stats"].get(k, (0, 0, 0, 0.0, 0.0, 0))
-            acq = v.acq_s + v.acq_x - a0[0] - a0[1]
-            if acq == 0 and v.sleeps == a0[2]:
+            a0 = snap["stats"].get(k, (0, 0, 0.0, 0.0, 0))
+            acq = v.acq_s + v.acq_x + v.acq_w - a0[0]
+            if acq == 0 and v.sleeps == a0[1]:
                 continue
             hottest = 0.0
             for key in v.instances:
@@ -243,8 +243,8 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
                 u = (lk.hold_x_ns - snap["lockhold"].get(key, 0.0)) / dt if dt > 0 else 0.0
                 if u > hottest:
                     hottest = u
-            per[k] = {"acquires": acq, "sleeps": v.sleeps - a0[2], "wait_ns": v.wait_ns - a0[3],
-                      "hold_x_ns": v.hold_x_ns - a0[4], "cas_retries": v.cas_retries - a0[5],
+            per[k] = {"acquires": acq, "sleeps": v.sleeps - a0[1], "wait_ns": v.wait_ns - a0[2],
+                      "hold_x_ns": v.hold_x_ns - a0[3], "cas_retries": v.cas_retries - a0[4],
                       "hottest_utilization": hottest, "instances": len(v.instances)}
         busy = self.sim.busy_ns() - snap["busy"]
         return {"tps": tps, "transactions": txns, "sim_ns": dt, "events": self.sim.events - snap["events"],

@@ -25,7 +25,7 @@ from pathlib import Path
 from .engine import Machine
 from .model import Costs
 
-MODEL_VERSION = "v3"  # v2 with the wake-up placed when it happens (an idle core, or the run queue), and CPU calibrated with every core busy
+MODEL_VERSION = "v3.1"  # v3 with the LWLock wait loop as lwlock.c has it (docs/simulator.md, "Model v3.1")
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"

@@ -51,6 +51,9 @@ class Wal:
         self.ins_locks = [self.lock(("WALInsert", str(i)), None) for i in range(v.wal_insert_locks)]
         self.bufmap = self.lock(("WALBufMapping", "0"), None)
         self.walwrite = self.lock(("WALWrite", "0"), None)
+        if self.variant.flush_wait == "lsn":
+            # LWLockAcquireOrWaitLSN's progress: XLogCtl->logFlushResult
+            self.walwrite.lsn_flushed = lambda: self.flush_pos
         self.insertpos = Spin(Line("insertpos"), "insertpos_lck")
         self.info_lck = Spin(Line("info_lck"), "info_lck")
         self.xlblocks_line = Line("xlblocks")
@@ -230,7 +233,6 @@ class Wal:
             upto = reserved
         finished = reserved
         for lk in self.ins_locks:
-            lk.st.acq_x += 1          # LWLockWaitForVar counts as an acquisition in the lab's counters
             free, inserting_at, sleeps = yield from lwi.wait_for_var(p, lk, upto)
             self.counters["waitfinish_sleeps"] += sleeps
             if not free and inserting_at < finished:
@@ -270,7 +272,7 @@ class Wal:
             spin_release(sim, p, self.info_lck)
             insertpos = yield from self.wait_insertions(p, rq)
             if self.variant.flush_wait == "lsn":
-                got = yield from LsnWait.acquire(lwi, p, self.walwrite)
+                got = yield from lwi.acquire_or_wait(p, self.walwrite, LsnWait(record))
             else:
                 got = yield from lwi.acquire_or_wait(p, self.walwrite)
             if not got:
@@ -279,14 +281,8 @@ class Wal:
                 yield from lwi.release(p, self.walwrite)
                 return
             yield from self.xlog_write(p, record if self.flush_own_only else max(insertpos, record), flush=True)
-            yield from self._release_walwrite(p)
+            yield from lwi.release(p, self.walwrite)
             return
-
-    def _release_walwrite(self, p):
-        if self.variant.flush_wait != "lsn":
-            yield from self.lwi.release(p, self.walwrite)
-            return
-        yield from LsnWait.release(self.lwi, p, self.walwrite, self.flush_pos)
 
     def async_commit(self, p):
         """XLogSetAsyncXactLSN: under info_lck; wake the WAL writer when a
@@ -336,7 +332,7 @@ def walwriter(sim, p, pt):
                     yield from pt.xlog_write(p, target, flush=True)
             elif target > pt.write_pos:
                 yield from pt.xlog_write(p, target, flush=False)
-            yield from pt._release_walwrite(p)
+            yield from pt.lwi.release(p, pt.walwrite)
         # initialise as many buffers ahead as are free
         ahead = pt.write_pos // PAGE_USABLE + WAL_BUFFERS
         if pt.init_upto < ahead:

@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 from flexsim import compile as C
 from flexsim import engine as E
+from flexsim import lwlock as L
 from flexsim import model as M
 from flexsim import predict as PR
 from flexsim import synth
@@ -388,14 +389,18 @@ class GroupCommit(unittest.TestCase):
         self.assertGreater(batch, N / 3)
         self.assertLessEqual(batch, N + 0.01)
         self.assertAlmostEqual(res["tps"], batch * 1000, delta=0.1 * batch * 1000)
-        # broken: a flusher that writes only its own record has batches of 1
+        # broken: a flusher that writes only its own record carries fewer
+        # (not one: the flushers woken together retry latest first, as
+        # wait-until-free waiters queue at the head, and the latest record
+        # covers the earlier ones; model v3, which woke them oldest first,
+        # had batches of 1.15)
         M.Point.flush_own_only = True
         try:
             res2, _ = run(self._prog(), machine(16), N, costs=costs, ms=60.0, warm_ms=5.0)
         finally:
             M.Point.flush_own_only = False
-        self.assertAlmostEqual(res2["transactions"] / res2["counters"]["flushes"], 1.0, delta=0.25)
-        self.assertLess(res2["tps"], 1300)
+        self.assertLess(res2["transactions"] / res2["counters"]["flushes"], 0.75 * batch)
+        self.assertLess(res2["tps"], 0.75 * res["tps"])
 
 
     def test_flush_grows_with_pages(self):
@@ -415,6 +420,106 @@ class GroupCommit(unittest.TestCase):
                      warm_ms=10.0)
         self.assertAlmostEqual(res["counters"]["flush_pages"] / res["counters"]["flushes"], 10, delta=0.5)
         self.assertAlmostEqual(res["tps"], 1e9 / 1.9e6, delta=15)
+
+
+class WaitLoop(unittest.TestCase):
+    """Model v3.1: the wait loop's rules as lwlock.c has them, each on a
+    hand-made interleaving of processes on one lock (docs/simulator.md,
+    "Model v3.1").  The processes script their steps; `log` records what
+    they saw."""
+
+    def setUp(self):
+        self.sim = E.Sim(machine(8), random.Random(1))
+        self.lwl = L.LWLocks(self.sim)
+        self.lk = L.LW(("TestLock", "0"), "TestLock", L.TrancheStats())
+        self.log = {}
+
+    def spawn(self, name, at, fn):
+        self.sim.spawn(name, "backend", lambda sim, p: fn(p), start=at)
+
+    def holder(self, hold, before_release=None, after=None):
+        def fn(p):
+            yield from self.lwl.acquire(p, self.lk, L.X)
+            yield hold
+            if before_release:
+                before_release()
+            yield from self.lwl.release(p, self.lk)
+            self.log["after_release"] = ([w[0].name for w in self.lk.waiters], self.lk.release_ok)
+        return fn
+
+    def waiter(self, name, call):
+        def fn(p):
+            got = yield from call(p)
+            self.log[name] = (got, self.sim.now)
+            if got is True:
+                yield from self.lwl.release(p, self.lk)
+        return fn
+
+    def test_wait_until_free_at_head(self):
+        """LWLockQueueSelf: a wait-until-free waiter goes before the
+        exclusive waiter queued earlier."""
+        self.spawn("H", 0.0, self.holder(10000.0))
+        self.spawn("E", 100.0, self.waiter("E", lambda p: self._acq(p)))
+        self.spawn("W", 200.0, self.waiter("W", lambda p: self.lwl.acquire_or_wait(p, self.lk)))
+        self.sim.run(5000.0)
+        self.assertEqual([w[0].name for w in self.lk.waiters], ["W", "E"])
+
+    def _acq(self, p):
+        yield from self.lwl.acquire(p, self.lk, L.X)
+        return True
+
+    def test_lsn_wakeup(self):
+        """LWLockWakeupSkipsLSNWaiter: a release wakes the flushers whose
+        target is flushed, the first short one it meets (the latest queued)
+        and the exclusive waiter behind them; the other short ones sleep
+        on."""
+        flushed = [150]
+        self.lk.lsn_flushed = lambda: flushed[0]
+        self.spawn("H", 0.0, self.holder(10000.0))
+        self.spawn("E", 50.0, self.waiter("E", lambda p: self._acq(p)))
+        for name, at, target in (("L100", 100.0, 100), ("L200", 200.0, 200), ("L250", 300.0, 250)):
+            self.spawn(name, at, self.waiter(name, lambda p, t=target: self.lwl.acquire_or_wait(
+                p, self.lk, L.LsnWait(t))))
+        self.sim.run(10500.0)
+        self.assertEqual(self.log["after_release"], (["L200"], False))
+        self.assertEqual(self.log["L100"][0], False)
+        self.assertEqual(self.log["L250"][0], False)
+        self.assertEqual(self.log["E"][0], True)
+        # E's release (RELEASE_OK set again by E's retry) wakes L200
+        self.sim.run(20000.0)
+        self.assertEqual(self.log["L200"][0], False)
+        self.assertEqual(self.lk.st.acq_w, 3)          # each flusher's LWLockAcquireOrWait returned without it
+
+    def test_lsn_wakeup_keeps_release_ok(self):
+        """An LSN-waiting lock's release wakes nobody while RELEASE_OK is
+        clear (a woken retrier is on its way), as every release does."""
+        self.lk.lsn_flushed = lambda: 1000
+        self.spawn("H", 0.0, self.holder(10000.0, before_release=lambda: setattr(self.lk, "release_ok", False)))
+        self.spawn("L", 100.0, self.waiter("L", lambda p: self.lwl.acquire_or_wait(p, self.lk, L.LsnWait(10))))
+        self.sim.run(20000.0)
+        self.assertEqual(self.log["after_release"], (["L"], False))
+        self.assertNotIn("L", self.log)
+
+    def test_wait_for_var_sets_release_ok(self):
+        """LWLockWaitForVar sets RELEASE_OK once queued: a release while a
+        woken retrier is on its way (RELEASE_OK clear before it queued)
+        still wakes it.  Counted as a wait-until-free acquisition."""
+        self.spawn("H", 0.0, self.holder(10000.0))
+        self.spawn("R", 50.0, lambda p: self._clear_release_ok(p))
+        self.spawn("V", 100.0, self.waiter("V", lambda p: self._wait_for_var(p)))
+        self.sim.run(20000.0)
+        self.assertEqual(self.log["after_release"], ([], True))
+        self.assertEqual(self.log["V"][0], (True, 0))
+        self.assertEqual((self.lk.st.acq_x, self.lk.st.acq_w), (1, 1))
+
+    def _clear_release_ok(self, p):
+        self.lk.release_ok = False
+        return
+        yield
+
+    def _wait_for_var(self, p):
+        free, newval, sleeps = yield from self.lwl.wait_for_var(p, self.lk, 100)
+        return free, newval
 
 
 class Layout(unittest.TestCase):
