@@ -396,16 +396,22 @@ like($out, qr/^flexlock: server running: patched build, variant stock, port $por
 	'... before the server was stopped to change it');
 
 # the extension's regression tests against the running server, as contrib's
-# `make installcheck` (their output where this test may write; libpq's
-# variables as a user's shell has them, not as this test's framework sets
-# them)
-mkdir("$tmp/installcheck") or die "mkdir: $!";
+# `make installcheck` (their output in this test's log directory, which make
+# check keeps when the suite fails and CI prints; libpq's variables as a
+# user's shell has them, not as this test's framework sets them)
+my $icdir = "$PostgreSQL::Test::Utils::log_path/installcheck";
+mkdir($icdir) or die "mkdir $icdir: $!";
 ($out, $rc) = run('make -C contrib_flexlock installcheck',
-	EXTRA_REGRESS_OPTS => "--outputdir=$tmp/installcheck",
+	EXTRA_REGRESS_OPTS => "--outputdir=$icdir",
 	PGHOST => '', PGPORT => '', PGUSER => '');
+# (the tests that failed in the test's name, which make check's summary
+# shows; their differences in the log)
+my @failed = $out =~ /^not ok \d+\s+[-+] (\S+)/mg;
 is($rc, 0, 'make -C contrib_flexlock installcheck against make server') or diag($out);
 like($out, qr/^# using postmaster on \Q$srv\E, port $port$/m, '... on the server of make server');
-like($out, qr/^# All 6 tests passed\.$/m, '... all six tests pass');
+like($out, qr/^# All 6 tests passed\.$/m,
+	'... all six tests pass' . (@failed ? " (failed: @failed)" : ''))
+  or diag(-f "$icdir/regression.diffs" ? slurp_file("$icdir/regression.diffs") : 'no regression.diffs');
 run('make stop');
 ($out, $rc) = run('make pgbench SCRIPT=bench-scripts/workloads/select-only.sql');
 like($out, qr/^flexlock: no server is running \(\S+\): start one with 'make server'/m,
