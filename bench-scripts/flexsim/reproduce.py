@@ -38,6 +38,12 @@ from . import params as P
 TOP = Path(__file__).resolve().parent.parent.parent
 
 
+def read_rows(path):
+    """The rows of a CSV file, as dicts (the file closed again)."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def pick(rows, point=None, version=None):
     rows = [r for r in rows if r["predicted_tps"] != ""]
     if point:
@@ -68,7 +74,7 @@ def inputs_of(row):
     for d in sorted(TOP.glob("results/*-flexsim-validation/*/")):
         f = d / f"predictions-{tag}.inputs.json"
         preds = d / f"predictions-{tag}.csv"
-        if f.exists() and preds.exists() and any(r["point"] == row["point"] for r in csv.DictReader(open(preds))):
+        if f.exists() and preds.exists() and any(r["point"] == row["point"] for r in read_rows(preds)):
             i = json.loads(f.read_text())
             out = []
             if i.get("machine"):
@@ -113,7 +119,7 @@ def rerun_command(kind, path, out):
     if kind == "designs":
         return py + ["designs", "--out", str(out)]
     tag = path.stem[len("predictions-"):]
-    rows = list(csv.DictReader(open(path)))
+    rows = read_rows(path)
     run = rows[0]["point"].split("/")
     # a point is 2026-11-22-16core/RUN/... (the 16-core run) or 2core/RUN/...
     # (a flexbench run of this lab, results/RUN)
@@ -134,7 +140,7 @@ def rerun_command(kind, path, out):
 
 def figures(kind, path):
     """{point: the predicted figures} of a set's CSV"""
-    rows = list(csv.DictReader(open(path)))
+    rows = read_rows(path)
     if kind == "designs":
         return {(r["workload"], r["variant"], r["cores"], r["clients"]):
                 (r["predicted_tps"], r["stock_predicted_tps"], r["ratio"]) for r in rows}
@@ -190,7 +196,7 @@ def main(argv=None):
         return 1 if rerun_all(a.jobs) else 0
     if not a.csv:
         ap.error("name a validation.csv, or --all")
-    row = pick(list(csv.DictReader(open(a.csv))), a.point, a.version)
+    row = pick(read_rows(a.csv), a.point, a.version)
     cmd, got, p = run(row)
     want = int(row["predicted_tps"])
     print(f"{row['point']} ({row['model_version']}): validation.csv {want}, `make {cmd}` {got}")

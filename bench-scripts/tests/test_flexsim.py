@@ -580,7 +580,7 @@ class Predict(unittest.TestCase):
         from flexsim import reproduce as RP
         import csv
         vals = sorted((TOP / "results").glob("*-flexsim-validation/validation.csv"))
-        rows = [r for v in vals for r in csv.DictReader(open(v)) if r["predicted_tps"] != ""
+        rows = [r for v in vals for r in RP.read_rows(v) if r["predicted_tps"] != ""
                 and r["model_version"].split("-")[0] == P.MODEL_VERSION]
         if not rows:
             self.skipTest(f"no validation.csv row of {P.MODEL_VERSION}")
