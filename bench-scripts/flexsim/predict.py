@@ -8,10 +8,11 @@ wait time per transaction, the hottest lock's exclusive utilization).  The
 same arguments give the same figures (fixed seed, deterministic engine).
 
 The machine: --machine names a profile of bench-scripts/flexsim/machines/;
-by default 2core (this machine, measured) for 2 cores, 16core (the 16-core
-run of 2026-11-22: its assumed constants and the code it ran) for 16, and
-16core-current (the same constants with this series' code) for any other
-count.  The traces: the workload's traces of the variant, or of stock
+by default 2core (this machine, measured) for 2 cores and 16core (the
+16-core run of 2026-11-22: its assumed constants and the code it ran) for
+16.  Any other count needs a profile named (16core-current: the 16-core
+constants with this series' code, assumed for any count); the output names
+the profile and whether its constants were measured or assumed.  The traces: the workload's traces of the variant, or of stock
 settings when the variant changes only protocols the simulator runs itself.
 """
 
@@ -65,8 +66,25 @@ class StallError(Exception):
 STALL_NS = 60e9         # 60 simulated seconds without finishing the run
 
 
+DEFAULT_MACHINE = {2: "2core", 16: "16core"}
+
+
 def default_machine(cores):
-    return {2: "2core", 16: "16core"}.get(cores, "16core-current")
+    """The profile of a machine with that many cores, where the lab has one;
+    no other count gets one without being asked (issue 43)."""
+    if cores not in DEFAULT_MACHINE:
+        raise UsageError(f"no machine profile of {cores} cores: name one with MACHINE= "
+                         f"(16core-current: the 16-core run's assumed constants, for any count), "
+                         f"or measure that machine (make machine-profile)")
+    return DEFAULT_MACHINE[cores]
+
+
+def profile_label(machine):
+    """What a profile is, for the output: its name, measured or assumed."""
+    prof = P.load_profile(P.machine_profile_path(MACHINE_FILE.get(machine, machine)))
+    if prof.get("assumed"):
+        return f"{machine} (assumed constants)"
+    return f"{machine} (measured {str(prof.get('measured_at') or '')[:10]})"
 
 
 def variant_settings(name):
@@ -273,7 +291,7 @@ def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_roo
     res["wall_s"] = time.perf_counter() - t0
     res.update(workload=workload, variant=variant, cores=cores, clients=clients, machine=machine,
                model_version=P.MODEL_VERSION, traces=str(tdir) if tdir else None, traces_variant=used,
-               seed=seed)
+               seed=seed, machine_label=profile_label(machine))
     return res
 
 
@@ -347,7 +365,7 @@ def main(argv=None):
         print(json.dumps(res, indent=1, default=str))
         return 0
     print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}), "
-          f"{cores} cores, {clients} clients, machine {res['machine']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
+          f"{cores} cores, {clients} clients, machine profile {res['machine_label']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
           f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")
     print(f"predicted tps = {res['tps']:.0f}")
     print(f"CPU utilization {res['cpu_utilization']:.2f}, preemptions {res['preemptions']}, "

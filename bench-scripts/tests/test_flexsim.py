@@ -565,6 +565,9 @@ class Predict(unittest.TestCase):
              "no machine profile 'nowhere'"),
             (["--workload", "select-only", "--cores", "2", "--clients", "1", "--traces", str(FIX / "none")],
              "no traces of select-only"),
+            # no profile of that many cores: said, not assumed silently
+            (["--workload", "select-only", "--cores", "64", "--clients", "64"],
+             "no machine profile of 64 cores: name one with MACHINE="),
         ]
         for args, words in cases:
             with self.subTest(args):
@@ -587,6 +590,8 @@ class Predict(unittest.TestCase):
         row = RP.pick(rows)
         cmd, got, p = RP.run(row)
         self.assertEqual(got, int(row["predicted_tps"]), f"make {cmd}: {p.stdout[-500:]} {p.stderr[-500:]}")
+        # the output names the profile, and whether it was measured
+        self.assertRegex(p.stdout, r"machine profile \S+ \((measured \d{4}-\d\d-\d\d|assumed constants)\);")
 
     @unittest.skipUnless(os.environ.get("FLEXSIM_RERUN") == "1",
                          "re-running every committed prediction set takes 12 minutes: make predict-check")
