@@ -398,35 +398,33 @@ like($out, qr/^flexlock: server running: patched build, variant stock, port $por
 # the extension's regression tests against the running server, as contrib's
 # `make installcheck` (their output in this test's log directory, which make
 # check keeps when the suite fails and CI prints; libpq's variables as a
-# user's shell has them, not as this test's framework sets them)
-my $icdir = "$PostgreSQL::Test::Utils::log_path/installcheck";
-mkdir($icdir) or die "mkdir $icdir: $!";
-($out, $rc) = run('make -C contrib_flexlock installcheck',
-	EXTRA_REGRESS_OPTS => "--outputdir=$icdir",
-	PGHOST => '', PGPORT => '', PGUSER => '');
-# (the tests that failed in the test's name, which make check's summary
-# shows; their differences in the log)
-my @failed = $out =~ /^not ok \d+\s+[-+] (\S+)/mg;
+# user's shell has them, not as this test's framework sets them); returns
+# the output, the exit code and the names of the tests that failed, and
+# checks that all six passed (the failed ones in the test's name, which
+# make check's summary shows; their differences in the log)
+sub installcheck
+{
+	my ($name, $what, %env) = @_;
+	my $dir = "$PostgreSQL::Test::Utils::log_path/$name";
+	mkdir($dir) or die "mkdir $dir: $!";
+	my ($o, $r) = run('make -C contrib_flexlock installcheck',
+		EXTRA_REGRESS_OPTS => "--outputdir=$dir",
+		PGHOST => '', PGPORT => '', PGUSER => '', %env);
+	my @failed = $o =~ /^not ok \d+\s+[-+] (\S+)/mg;
+	like($o, qr/^# All 6 tests passed\.$/m, $what . (@failed ? " (failed: @failed)" : ''))
+	  or diag(-f "$dir/regression.diffs" ? slurp_file("$dir/regression.diffs") : 'no regression.diffs');
+	return ($o, $r);
+}
+($out, $rc) = installcheck('installcheck', '... all six tests pass');
 is($rc, 0, 'make -C contrib_flexlock installcheck against make server') or diag($out);
 like($out, qr/^# using postmaster on \Q$srv\E, port $port$/m, '... on the server of make server');
-like($out, qr/^# All 6 tests passed\.$/m,
-	'... all six tests pass' . (@failed ? " (failed: @failed)" : ''))
-  or diag(-f "$icdir/regression.diffs" ? slurp_file("$icdir/regression.diffs") : 'no regression.diffs');
 # ... and with every LWLock hold timed in the tests' sessions: a user's
 # server samples holds as it likes (make server's one in 100 made a test
 # that relied on the default fail once in about 100 runs), and the tests
 # must not depend on it
-my $icdir1 = "$PostgreSQL::Test::Utils::log_path/installcheck-hold-sample-1";
-mkdir($icdir1) or die "mkdir $icdir1: $!";
-($out, $rc) = run('make -C contrib_flexlock installcheck',
-	EXTRA_REGRESS_OPTS => "--outputdir=$icdir1",
-	PGOPTIONS => '-c lock_stats_hold_sample=1',
-	PGHOST => '', PGPORT => '', PGUSER => '');
-@failed = $out =~ /^not ok \d+\s+[-+] (\S+)/mg;
-like($out, qr/^# All 6 tests passed\.$/m,
-	'... all six pass with every hold timed (PGOPTIONS=-c lock_stats_hold_sample=1)'
-	  . (@failed ? " (failed: @failed)" : ''))
-  or diag(-f "$icdir1/regression.diffs" ? slurp_file("$icdir1/regression.diffs") : 'no regression.diffs');
+installcheck('installcheck-hold-sample-1',
+	'... all six pass with every hold timed (PGOPTIONS=-c lock_stats_hold_sample=1)',
+	PGOPTIONS => '-c lock_stats_hold_sample=1');
 run('make stop');
 ($out, $rc) = run('make pgbench SCRIPT=bench-scripts/workloads/select-only.sql');
 like($out, qr/^flexlock: no server is running \(\S+\): start one with 'make server'/m,
