@@ -95,6 +95,7 @@ class Wait:
     attempt in its mode, queue in its mode; woken, set LW_FLAG_RELEASE_OK
     again (one atomic operation on the line) and retry."""
     queue_mode = None            # None: the acquisition's mode
+    tag = None                   # what the wait-list entry carries besides [process, mode]
 
     @staticmethod
     def attempt(lwl, p, lk, mode):
@@ -213,14 +214,17 @@ class LWLocks:
         p.debt += sim.lw(p.core, line)
         return self._take(lk, p, mode, sim.now)
 
-    def queue(self, p, lk, mode):
+    def queue(self, p, lk, mode, tag=None):
         """LWLockQueueSelf: wait-until-free waiters at the head of the
-        queue, the others at its tail."""
+        queue, the others at its tail; the entry is [p, mode], and tag
+        after them if given (a served request: True; an LSN waiter: its
+        target)."""
+        entry = [p, mode] if tag is None else [p, mode, tag]
         yield from spin_acquire(self.sim, p, lk.wl)
         if mode == WUF:
-            lk.waiters.insert(0, [p, mode])
+            lk.waiters.insert(0, entry)
         else:
-            lk.waiters.append([p, mode])
+            lk.waiters.append(entry)
         spin_release(self.sim, p, lk.wl)
 
     def dequeue(self, p, lk):
@@ -256,7 +260,7 @@ class LWLocks:
             got = yield from how.attempt(self, p, lk, mode)
             if got:
                 break
-            yield from self.queue(p, lk, qmode)
+            yield from self.queue(p, lk, qmode, how.tag)
             how.queued(self, p, lk)
             got = yield from how.recheck(self, p, lk, mode)
             if got:
@@ -477,6 +481,7 @@ class Served(Wait):
     (the first design, the 16-core run of 2026-11-22): an exclusive release
     serves before it lets go.  A served waiter finds p.served set."""
     MAX_BATCHES = 4
+    tag = True                                    # a servable request
 
     def __init__(self, serve, version=2):
         self.serve = serve
@@ -486,16 +491,13 @@ class Served(Wait):
 
     # the wait loop's policy
     def queued(self, lwl, p, lk):
-        lk.waiters[-1].append(True)           # servable
         p.debt += lwl.sim.lw(p.core, lk.line)     # LW_FLAG_HAS_REQUESTS
         self.has_requests = True
 
     def woken(self, lwl, p, lk):
         if p.served:
             return False
-        p.debt += lwl.sim.lw(p.core, lk.line)     # RELEASE_OK
-        lk.release_ok = True
-        return True
+        return super().woken(lwl, p, lk)          # not served: retry, as LWLockAcquire
 
     def acquire_or_served(self, lwl, p, lk):
         """LWLockAcquireOrServed: True if acquired, False if served."""
@@ -584,12 +586,8 @@ class LsnWait(WaitUntilFree):
     follows the rule, as lsnlock.c's does."""
 
     def __init__(self, target):
-        self.target = target
+        self.tag = target                          # the entry carries the target
 
     def queued(self, lwl, p, lk):
         if lk.lsn_flushed is None:
             raise ModelError(f"{p.name} waits for an LSN on {lk.key}, whose progress is not set")
-        for w in lk.waiters:
-            if w[0] is p:
-                w.append(self.target)
-                break

@@ -12,8 +12,9 @@ by default 2core (this machine, measured) for 2 cores and 16core (the
 16-core run of 2026-11-22: its assumed constants and the code it ran) for
 16.  Any other count needs a profile named (16core-current: the 16-core
 constants with this series' code, assumed for any count); the output names
-the profile and whether its constants were measured or assumed.  The traces: the workload's traces of the variant, or of stock
-settings when the variant changes only protocols the simulator runs itself.
+the profile and whether its constants were measured or assumed.  The
+traces: the workload's traces of the variant, or of stock settings when
+the variant changes only protocols the simulator runs itself.
 """
 
 import argparse
@@ -79,9 +80,8 @@ def default_machine(cores):
     return DEFAULT_MACHINE[cores]
 
 
-def profile_label(machine):
+def profile_label(machine, prof):
     """What a profile is, for the output: its name, measured or assumed."""
-    prof = P.load_profile(P.machine_profile_path(MACHINE_FILE.get(machine, machine)))
     if prof.get("assumed"):
         return f"{machine} (assumed constants)"
     return f"{machine} (measured {str(prof.get('measured_at') or '')[:10]})"
@@ -278,12 +278,13 @@ def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_roo
     used, tdir = variant, None
     if program is None:
         program, settings, used, tdir = program_for(workload, variant, traces_root)
-    prof = P.load_profile(P.machine_profile_path(MACHINE_FILE.get(machine, machine)))
+    profile_name = MACHINE_FILE.get(machine, machine)
+    prof = P.load_profile(P.machine_profile_path(profile_name))
     settings = dict(settings)
     settings.update(MACHINE_SERIES.get(machine, {}))
     mach = P.machine_from_profile(prof, cores, scale)
     if calib is None:
-        calib = calibration_for(program, workload, prof, MACHINE_FILE.get(machine, machine))
+        calib = calibration_for(program, workload, prof, profile_name)
     costs = P.costs(prof, calib, scale)
     pt = M.Point(program, mach, M.Variant(settings), costs, clients, seed=seed)
     t0 = time.perf_counter()
@@ -291,7 +292,7 @@ def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_roo
     res["wall_s"] = time.perf_counter() - t0
     res.update(workload=workload, variant=variant, cores=cores, clients=clients, machine=machine,
                model_version=P.MODEL_VERSION, traces=str(tdir) if tdir else None, traces_variant=used,
-               seed=seed, machine_label=profile_label(machine))
+               seed=seed, machine_label=profile_label(machine, prof))
     return res
 
 
