@@ -33,6 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import baselines as B
 from . import params as P
 
 TOP = Path(__file__).resolve().parent.parent.parent
@@ -45,7 +46,8 @@ def read_rows(path):
 
 
 def pick(rows, point=None, version=None):
-    rows = [r for r in rows if r["predicted_tps"] != ""]
+    # the baselines' rows are not the simulator's: nothing to re-run
+    rows = [r for r in rows if r["predicted_tps"] != "" and r["model_version"] not in B.NAMES]
     if point:
         rows = [r for r in rows if r["point"] == point]
         if not rows:

@@ -8,21 +8,28 @@ committed before they meet a measurement:
       and .json (the simulator's own counters per point).  Reads the
       points' settings only, never their measured figures.
 
-  python3 -m flexlab sim validate compare --out RESULTS [--set ...]
+  python3 -m flexlab sim validate compare --out RESULTS [--set ...] [--calibrations M1,M2,...]
       joins every predictions-*.csv of RESULTS with the measurements and
       writes RESULTS/validation.csv (point, workload, variant, cores,
       clients, measured_tps, predicted_tps, model_version, calibration)
       and RESULTS/comparison.md: the error of each point, the median
       absolute error and the share within 50% over the scored points, the
       issue's 14 clear pairs and which side of 1 each comes out, and each
-      point's tranches, simulated beside measured.
+      point's tranches, simulated beside measured.  With --calibrations
+      (the calibration runs the simulator was given, by machine name:
+      flexsim/calibration/M-stock.json), the baselines of
+      flexsim/baselines.py get rows too (model_version flat and usl,
+      RESULTS/baselines.inputs.json says from what), and comparison.md
+      opens with every version against them by client count.
 
   python3 -m flexlab sim validate sensitivity --out RESULTS [--set ...] [--only ...] [--params ...]
       the chosen points again with each parameter halved and doubled
       (RESULTS/sensitivity-<version>.csv; compare adds its table).
 
   python3 -m flexlab sim validate combine --out RESULTS
-      RESULTS/validation.csv from every RESULTS/*/validation.csv.
+      RESULTS/validation.csv from every RESULTS/*/validation.csv, and
+      RESULTS/scores.md: each set's versions against its baselines by
+      client count.
 
 Declared calibration points (kept out of the score, said before any
 comparison): the A/A points (aa-calibration/) and the group-commit points
@@ -38,6 +45,7 @@ import time
 from pathlib import Path
 
 
+from flexsim import baselines as B
 from flexsim import measured as MS
 from flexsim import params as P
 from flexsim import predict as PR
@@ -151,6 +159,57 @@ def _ratio_side(r):
     return "below 1" if r < 1 else "above 1"
 
 
+def baseline_rows(pts, cores, cals):
+    """Rows of validation.csv for each baseline over the measured points,
+    and for each baseline that could not be fitted, why."""
+    rows, why = [], {}
+    for name in B.NAMES:
+        try:
+            pred = [(m, B.predict(name, cals, m.workload, cores, m.clients)) for m in pts]
+        except B.BaselineError as e:
+            why[name] = str(e)
+            continue
+        rows += [{"point": point_name(m, cores), "workload": m.workload, "variant": row_variant(m),
+                  "cores": cores, "clients": m.clients, "measured_tps": round(m.tps),
+                  "predicted_tps": "" if x is None else round(x), "model_version": name,
+                  "calibration": "true" if cores == 16 and is_calibration(m) else "false"} for m, x in pred]
+    return rows, why
+
+
+def by_clients(allrows, why=None):
+    """The table that opens comparison.md (and the results' README): per
+    client count, each version's and each baseline's median absolute error
+    over the scored points, and how many are within 20%."""
+    scored = [r for r in allrows if r["calibration"] == "false" and r["predicted_tps"] != ""]
+    versions = sorted({r["model_version"] for r in allrows if r["model_version"] not in B.NAMES},
+                      key=version_key) + [b for b in B.NAMES if b in {r["model_version"] for r in allrows}]
+    clients = sorted({int(r["clients"]) for r in scored})
+    err = {}
+    for r in scored:
+        err.setdefault((r["model_version"], int(r["clients"])), []).append(
+            abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1))
+        err.setdefault((r["model_version"], "all"), []).append(err[(r["model_version"], int(r["clients"]))][-1])
+
+    def cell(v, c):
+        e = err.get((v, c))
+        if not e:
+            return "-"
+        return f"{statistics.median(e):.0%} ({sum(x <= 0.2 for x in e)}/{len(e)})"
+    lines = ["| clients | " + " | ".join(versions) + " |", "|---:|" + "---:|" * len(versions)]
+    for c in clients + ["all"]:
+        lines.append(f"| {c} | " + " | ".join(cell(v, c) for v in versions) + " |")
+    lines += ["", "Each cell: the median absolute error over the scored points, and (within 20%/predicted)."]
+    for name, reason in sorted((why or {}).items()):
+        lines.append(f"{name}: not fitted: {reason}.")
+    return lines
+
+
+def version_key(v):
+    """v1 < v1.1 < v1.2 < v2-t1126 < v3 < v3.1 (a tag after the number)."""
+    num = v[1:].split("-")[0]
+    return tuple(int(x) if x.isdigit() else 0 for x in num.split(".")), v
+
+
 def cmd_compare(a):
     out = Path(a.out)
     pts, cores = points_of(a.set)
@@ -163,13 +222,28 @@ def cmd_compare(a):
                 raise SystemExit(f"{fn}: point {r['point']} is not a measured point of {a.set}")
             r["measured_tps"] = round(m.tps)
             allrows.append(r)
+    why = {}
+    if a.calibrations:
+        try:
+            cals = [B.load_calibration(n) for n in a.calibrations.split(",")]
+        except (B.BaselineError, P.ProfileError) as e:
+            raise SystemExit(f"--calibrations: {e}")
+        brows, why = baseline_rows(pts, cores, cals)
+        allrows += brows
+        (out / "baselines.inputs.json").write_text(json.dumps(
+            {"calibrations": [{"machine": c.machine, "cores": c.cores, "clients": c.clients} for c in cals],
+             "not_fitted": why}, indent=1) + "\n")
     with open(out / "validation.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
         for r in allrows:
             w.writerow({k: r[k] for k in FIELDS})
-    versions = sorted({r["model_version"] for r in allrows})
+    versions = sorted({r["model_version"] for r in allrows if r["model_version"] not in B.NAMES})
     lines = [f"# Validation: {a.set}", ""]
+    if a.calibrations:
+        lines += ["## Every version against the baselines, by client count", "",
+                  f"Baselines (flexsim/baselines.py) from the calibrations {a.calibrations}.", ""]
+        lines += by_clients(allrows, why) + [""]
     for v in versions:
         rows = [r for r in allrows if r["model_version"] == v]
         lines += summary(v, rows, meas, out, cores)
@@ -366,6 +440,20 @@ def cmd_combine(a):
             for r in rows:
                 w.writerow({k: r[k] for k in FIELDS})
     print(f"wrote {out / 'validation.csv'}: {sum(len(p[2]) for p in parts)} rows")
+    lines = ["# Every model version against the baselines, by client count", "",
+             "Written by `python3 -m flexlab sim validate combine`, from each set's validation.csv; the "
+             "baselines (flexsim/baselines.py) from the calibrations each set's baselines.inputs.json names.", ""]
+    for _, fn, rows in sorted(parts):
+        inp = Path(fn).parent / "baselines.inputs.json"
+        if not inp.exists():
+            continue
+        d = json.loads(inp.read_text())
+        cals = [f"{c['machine']} ({c['clients']} client{'s' * (c['clients'] != 1)} on {c['cores']} cores)"
+                for c in d["calibrations"]]
+        lines += [f"## {Path(fn).parent.name}", "", "Calibrations: " + ", ".join(cals) + ".", ""]
+        lines += by_clients(rows, d.get("not_fitted")) + [""]
+    (out / "scores.md").write_text("\n".join(lines))
+    print(f"wrote {out / 'scores.md'}")
     return 0
 
 
@@ -393,6 +481,8 @@ def main(argv=None):
     c = sub.add_parser("compare")
     c.add_argument("--set", default="sixteen")
     c.add_argument("--out", required=True)
+    c.add_argument("--calibrations", help="the calibrations the simulator was given, by machine name "
+                   "(flexsim/calibration/NAME-stock.json), for the baselines")
     cb = sub.add_parser("combine")
     cb.add_argument("--out", required=True)
     a = ap.parse_args(argv)

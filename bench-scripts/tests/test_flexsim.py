@@ -522,6 +522,93 @@ class WaitLoop(unittest.TestCase):
         return free, newval
 
 
+class Baselines(unittest.TestCase):
+    """flexsim/baselines.py: the flat calibration baseline and the USL fit
+    that the simulator's scores stand beside (issue 43, item 3)."""
+
+    def cals(self, *pts, cores=2):
+        from flexsim import baselines as B
+        return [B.Calibration(f"m{n}", cores, n, {"w": x}) for n, x in pts]
+
+    def test_flat(self):
+        from flexsim import baselines as B
+        cals = self.cals((1, 10.0), (2, 100.0))
+        # the calibration with the most clients not above the point's, per busy core
+        self.assertEqual([B.flat(cals, "w", 2, n) for n in (1, 2, 4, 64)], [10.0, 100.0, 100.0, 100.0])
+        # on 16 cores: the 2-client calibration's per-core throughput, times the busy cores
+        self.assertEqual([B.flat(cals, "w", 16, n) for n in (1, 8, 16, 64)], [10.0, 400.0, 800.0, 800.0])
+        # one 2-client calibration: below it, its per-core throughput
+        self.assertEqual(B.flat(self.cals((2, 100.0)), "w", 2, 1), 50.0)
+        self.assertIsNone(B.flat(cals, "other", 2, 1))
+
+    def test_usl_recovers_its_parameters(self):
+        from flexsim import baselines as B
+        law = (1000.0, 0.05, 0.002)
+        for ns in ((1, 2, 4), (1, 2, 4, 8, 16), (2, 3, 5)):
+            with self.subTest(ns):
+                fit = B.usl_fit([(n, B.usl_x(law, n)) for n in ns])
+                for got, want in zip(fit, law):
+                    self.assertAlmostEqual(got, want, delta=1e-9 * max(1.0, want))
+
+    def test_usl_constrained(self):
+        """Superlinear points (one client slower per core than two, as on
+        an idle machine) would need sigma < 0: held at 0, never negative."""
+        from flexsim import baselines as B
+        lam, sigma, kappa = B.usl_fit([(1, 10.0), (2, 100.0), (4, 120.0)])
+        self.assertGreater(lam, 0)
+        self.assertGreaterEqual(sigma, 0.0)
+        self.assertGreaterEqual(kappa, 0.0)
+
+    def test_usl_needs_three_client_counts(self):
+        from flexsim import baselines as B
+        with self.assertRaisesRegex(B.BaselineError, "USL needs three client counts, the inputs have 2"):
+            B.usl(self.cals((1, 10.0), (2, 100.0)), "w", 2, 8)
+        # on another core count only the points with clients <= the cores count
+        with self.assertRaisesRegex(B.BaselineError, "have 2"):
+            B.usl(self.cals((1, 10.0), (2, 100.0), (4, 120.0)), "w", 16, 8)
+        law = (10.0, 0.1, 0.0)
+        cals = self.cals(*[(n, B.usl_x(law, n)) for n in (1, 2, 4)], cores=4)
+        self.assertAlmostEqual(B.usl(cals, "w", 16, 64), B.usl_x(law, 16))
+
+    def test_by_clients_table(self):
+        """comparison.md's first table: per client count, each version then
+        each baseline; calibration points and unpredicted points left out."""
+        from flexsim import validate as V
+
+        def row(v, c, pred, meas, cal="false"):
+            return {"model_version": v, "clients": c, "predicted_tps": pred, "measured_tps": meas,
+                    "calibration": cal}
+        rows = [row("v3.1", 1, 150, 100), row("v3.1", 2, 100, 100), row("v3.1", 2, "", 100),
+                row("v10", 1, 100, 100), row("flat", 1, 110, 100), row("flat", 2, 50, 100),
+                row("flat", 2, 10, 100, cal="true")]
+        lines = V.by_clients(rows, {"usl": "USL needs three client counts, the inputs have 2"})
+        self.assertEqual(lines[0], "| clients | v3.1 | v10 | flat |")
+        self.assertEqual(lines[2], "| 1 | 50% (0/1) | 0% (1/1) | 10% (1/1) |")
+        self.assertEqual(lines[3], "| 2 | 0% (1/1) | - | 50% (0/1) |")
+        self.assertEqual(lines[4], "| all | 25% (1/2) | 0% (1/1) | 30% (1/2) |")
+        self.assertIn("usl: not fitted: USL needs three client counts, the inputs have 2.", lines)
+
+    def test_committed_baselines_rows(self):
+        """Every committed validation.csv that has baseline rows has them
+        for each point it scores, as flat predicts from the calibrations
+        its baselines.inputs.json names."""
+        from flexsim import baselines as B
+        from flexsim import reproduce as RP
+        n = 0
+        for inp in sorted((TOP / "results").glob("*-flexsim-validation/*/baselines.inputs.json")):
+            import json
+            cals = [B.load_calibration(c["machine"]) for c in json.loads(inp.read_text())["calibrations"]]
+            rows = RP.read_rows(inp.parent / "validation.csv")
+            flat = [r for r in rows if r["model_version"] == "flat"]
+            sim = {r["point"] for r in rows if r["model_version"] not in B.NAMES}
+            self.assertEqual({r["point"] for r in flat}, sim, inp.parent.name)
+            for r in flat:
+                want = B.flat(cals, r["workload"], int(r["cores"]), int(r["clients"]))
+                self.assertEqual(r["predicted_tps"], "" if want is None else str(round(want)), r["point"])
+                n += 1
+        self.assertGreater(n, 0)
+
+
 class Layout(unittest.TestCase):
     """One protocol per module (docs/simulator.md, "Where each protocol
     lives"): the LWLock wait loop is written once, in lwlock.py."""
