@@ -7,19 +7,15 @@ worth: both runs were seen before v3.1 was written).
 The flat baseline (issue 43's): the throughput of the calibrations taken
 on the idle 2-core run's machine before it, the 1-client one at 1 client
 and the 2-client one (the simulator's input) at every higher client count,
-for every variant.  The 16-core run has no calibration at its own core
-count, so it gets no flat baseline here.
+for every variant: the rows of model_version "flat" that
+`flexlab sim validate compare --calibrations` wrote (flexsim/baselines.py).
 """
 
 import csv
-import json
 import statistics
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TOP = HERE.parent.parent
-CAL = TOP / "bench-scripts/flexsim/calibration/2core-2026-11-26b-stock.json"
-CAL1 = TOP / "bench-scripts/flexsim/calibration/2core-2026-11-26b1-stock.json"
 
 
 def rows(d, version):
@@ -44,11 +40,10 @@ def by_clients(rs, pred):
 
 
 def main():
-    cals = {n: {w: v["median"]["tps"] for w, v in json.loads(f.read_text())["workloads"].items()}
-            for n, f in ((1, CAL1), (2, CAL))}
+    flat_rows = {r["point"]: r["predicted_tps"] for r in rows("2core-idle2", "flat")}
 
     def flat(r):
-        return cals[min(int(r["clients"]), 2)][r["workload"]]
+        return flat_rows[r["point"]]
     print("## 2core-idle2 (56 points)\n")
     print("| predictor | median absolute error | within 20% | within 50% |\n|---|---:|---:|---:|")
     v3, v31 = rows("2core-idle2", "v3-t1126"), rows("2core-idle2", "v3.1-t1126")
