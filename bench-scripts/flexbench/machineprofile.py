@@ -84,7 +84,17 @@ CONSTANTS = [
     ("wal_flush_two_writes_us", "us", "two 8kB writes + fdatasync (pg_test_fsync)"),
     ("wal_flush_page_us", "us", "one more 8kB page in a flush: (1 MB write + fdatasync - 8kB) / 127"),
     ("cpu_speed_ratio", "ratio", "per-core CPU speed against the development machine (assumed profiles only)"),
+    ("slice_ns", "ns", "time slice: median run of a CPU-bound process between deschedulings, 2 on one CPU"),
+    ("lone_work_ratio", "ratio", "a working-set walk right after a wake-up on an otherwise idle machine, over "
+                                 "the same walk in a busy process (the lone client's regime)"),
 ]
+
+# the oversubscription curve (issue 43): K processes on one CPU taking turns
+# through semaphores, each walking its own working set per turn
+RING_K = [1, 2, 4, 8, 16, 32, 64]
+RING_WORKSET_KB = [64, 256]
+RING_TURNS = 16000
+LONE_WORKSET_KB = 256
 
 
 def pingpong_path():
@@ -425,6 +435,18 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
         for b in partners:
             r["sem_wake_cross_core_ns"].append(float(run_pingpong(binary, ["sem", a, b, 2000], log)["ns"]))
         r["sem_wake_same_core_ns"].append(float(run_pingpong(binary, ["sem", a, a, 2000], log)["ns"]))
+    ring = {(kb, k): [] for kb in RING_WORKSET_KB for k in RING_K}
+    ring_work = {(kb, k): [] for kb in RING_WORKSET_KB for k in RING_K}
+    for rep in range(reps):
+        for kb in RING_WORKSET_KB:
+            for k in RING_K:
+                g = run_pingpong(binary, ["ring", a, k, kb, max(50, RING_TURNS // k)], log)
+                ring[(kb, k)].append(float(g["ns"]))
+                ring_work[(kb, k)].append(float(g["work_ns"]))
+        r["slice_ns"].append(float(run_pingpong(binary, ["slice", a, 2, 500], log)["slice_ns"]))
+        if partners:
+            ln = run_pingpong(binary, ["lone", a, partners[0], LONE_WORKSET_KB, 2000], log)
+            r["lone_work_ratio"].append(float(ln["wake_work_ns"]) / float(ln["hot_work_ns"]))
     fs_build, fs = pg_test_fsync(datadir, fsync_secs, raw / "pg_test_fsync.txt")
     sizes = flush_sizes(datadir, fsync_secs, raw / "flush_sizes.txt")
     one, two = fs.get("one_8kb", {}), fs.get("two_8kb", {})
@@ -441,6 +463,9 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
         "uncontended_faa_ns": f"{pp}: pingpong uncontended {a}, 2000000 iterations",
         "sem_wake_cross_core_ns": f"{pp} x {len(partners)} CPU pairs: pingpong sem, 2000 round trips",
         "sem_wake_same_core_ns": f"{pp}: pingpong sem {a}-{a}, 2000 round trips",
+        "slice_ns": f"{pp}: pingpong slice {a} 2 500 (runs between gaps of more than 20 us, median)",
+        "lone_work_ratio": f"{pp}: pingpong lone {a}-{partners[0]} {LONE_WORKSET_KB} 2000, wake_work_ns / "
+                           "hot_work_ns" if partners else None,
     }
     fs_src = f"pg_test_fsync -s {fsync_secs} of the {fs_build} install on {datadir}"
     consts = {}
@@ -475,6 +500,13 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
         "conditions": {"loadavg_before": load0, "loadavg_after": load1, "reps": reps,
                        "cpu_first": a, "cpu_partners": partners, "cpu_smt_sibling": sibling},
         "pg_test_fsync": fs,
+        "oversubscription": {
+            "source": f"{pp}: pingpong ring {a} K WORKSET_KB max(50, {RING_TURNS} / K) iterations",
+            "cpu": a,
+            "rows": [{"workset_kb": kb, "k": k, "turn_ns": round(statistics.median(ring[(kb, k)]), 1),
+                      "turn_ns_range": [round(min(ring[(kb, k)]), 1), round(max(ring[(kb, k)]), 1)],
+                      "work_ns": round(statistics.median(ring_work[(kb, k)]), 1)}
+                     for kb in RING_WORKSET_KB for k in RING_K]},
     }
     write(out, prof)
     return prof
@@ -521,6 +553,18 @@ def markdown(prof, reasoning=None):
         lines.append(f"| `{key}` | {fmt(v['value'])} | {fmt(rng[0])} - {fmt(rng[1])} | {v['unit']} | {what} | "
                      f"{v['source']} |")
     lines.append("")
+    ov = prof.get("oversubscription")
+    if ov:
+        lines += ["K processes on one CPU taking turns (each turn: a semaphore wake-up, the switch, a walk "
+                  "of the process's working set), per turn: the whole turn and the walk alone (ns). "
+                  "The walk grows as the K working sets evict each other; the turn's growth beyond K = 2 is "
+                  "what oversubscription costs per switch.", "",
+                  "| working set | K | turn ns (range) | walk ns |", "|---:|---:|---|---:|"]
+        for row in ov["rows"]:
+            rng = row["turn_ns_range"]
+            lines.append(f"| {row['workset_kb']} KiB | {row['k']} | {fmt(row['turn_ns'])} ({fmt(rng[0])} - "
+                         f"{fmt(rng[1])}) | {fmt(row['work_ns'])} |")
+        lines += ["", f"Source: {ov['source']}.", ""]
     fs = prof.get("pg_test_fsync")
     if fs:
         lines += ["pg_test_fsync, us per operation:", ""]

@@ -31,6 +31,27 @@
  *       semaphores in shared memory: A posts a, waits on b; B waits on a,
  *       posts b.  ns = elapsed / (2 * ITERATIONS): one post, the wake-up of
  *       the sleeping waiter and its return from sem_wait().
+ *   pingpong ring CPU K WORKSET_KB ITERATIONS
+ *       K processes pinned to one CPU pass a token around a ring of POSIX
+ *       semaphores, as K backends sharing a core take turns; on each turn a
+ *       process walks its own working set of WORKSET_KB (one read and one
+ *       write per 64-byte line), then posts the next.  ns = elapsed / turns:
+ *       one turn, work and switch; work_ns = the walk alone, timed inside
+ *       the turn (its cache refill when the other K - 1 working sets have
+ *       evicted it).  K = 1 posts itself: the walk and a semaphore round
+ *       trip with no switch, the base the others are compared with.
+ *   pingpong slice CPU K MILLISECONDS
+ *       K processes pinned to one CPU spin reading the clock; a gap of more
+ *       than 20 us between two reads is a time the process did not run.
+ *       slice_ns = the median length of a run between two such gaps: the
+ *       time slice the scheduler gives a CPU-bound process among K.
+ *   pingpong lone CPU_A CPU_B WORKSET_KB ITERATIONS
+ *       The round trip of one client and one backend on an otherwise idle
+ *       machine: two processes on two CPUs wake each other through
+ *       semaphores, each walking its working set on every wake-up (timed
+ *       inside: wake_work_ns), against the same walk repeated back to back
+ *       in one busy process first (hot_work_ns).  ns = elapsed / (2 *
+ *       ITERATIONS): one wake-up and one walk.
  *
  * Output: one line of key=value pairs on stdout (mode=... ns=... ...), or a
  * message on stderr and exit status 1 (2 for bad arguments).
@@ -75,6 +96,24 @@ typedef struct Shared
 
 static Shared *sh;
 
+/* ring, slice and lone: K processes, each with its semaphore and its figures */
+#define MAXK 64
+#define MAXRUNS 4096
+#define GAP_NS 20000.0
+
+typedef struct Many
+{
+	_Alignas(LINE) uint32_t ready;
+	uint32_t	go;
+	_Alignas(LINE) sem_t sem[MAXK];
+	double		work_ns[MAXK];	/* per process: summed walk time */
+	uint64_t	walks[MAXK];
+	uint32_t	nruns[MAXK];
+	double		runs[MAXK][MAXRUNS];	/* slice: run lengths */
+} Many;
+
+static Many *many;
+
 static void
 die(const char *fmt, const char *arg)
 {
@@ -91,7 +130,10 @@ usage(void)
 			"usage: pingpong handoff CPU_A CPU_B ITERATIONS\n"
 			"       pingpong contended CPU_A CPU_B MILLISECONDS\n"
 			"       pingpong uncontended CPU ITERATIONS\n"
-			"       pingpong sem CPU_A CPU_B ITERATIONS\n");
+			"       pingpong sem CPU_A CPU_B ITERATIONS\n"
+			"       pingpong ring CPU K WORKSET_KB ITERATIONS\n"
+			"       pingpong slice CPU K MILLISECONDS\n"
+			"       pingpong lone CPU_A CPU_B WORKSET_KB ITERATIONS\n");
 	exit(2);
 }
 
@@ -290,6 +332,213 @@ sem_body(int who, long iters)
 		elapsed = now_ns() - t0;
 }
 
+/* K processes arrive, then all leave together. */
+static void
+barrier_k(int who, int k)
+{
+	__atomic_fetch_add(&many->ready, 1, __ATOMIC_SEQ_CST);
+	if (who == 0)
+	{
+		while (__atomic_load_n(&many->ready, __ATOMIC_ACQUIRE) < (uint32_t) k)
+			sched_yield();		/* they may share this CPU */
+		__atomic_store_n(&many->go, 1, __ATOMIC_RELEASE);
+	}
+	else
+		while (__atomic_load_n(&many->go, __ATOMIC_ACQUIRE) == 0)
+			sched_yield();
+}
+
+/*
+ * Run body(i) for i = 1 .. k - 1 in children pinned to cpus[i], body(0) here
+ * pinned to cpus[0].
+ */
+static void
+run_k(const int *cpus, int k, void (*body) (int who, int k, long arg), long arg)
+{
+	pid_t		pids[MAXK];
+	int			status;
+
+	many->ready = 0;
+	many->go = 0;
+	fflush(stdout);
+	for (int i = 1; i < k; i++)
+	{
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork failed: %s", strerror(errno));
+		if (pids[i] == 0)
+		{
+			pin(cpus[i]);
+			body(i, k, arg);
+			_exit(0);
+		}
+	}
+	pin(cpus[0]);
+	body(0, k, arg);
+	for (int i = 1; i < k; i++)
+		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			die("a child process failed%s", "");
+}
+
+static long workset_lines;
+
+/* One walk of this process's working set: a read and a write per line. */
+static double
+walk(volatile unsigned char *ws)
+{
+	double		t0 = now_ns();
+
+	for (long i = 0; i < workset_lines; i++)
+		ws[i * 64]++;
+	return now_ns() - t0;
+}
+
+static unsigned char *
+new_workset(void)
+{
+	unsigned char *ws = malloc(workset_lines * 64);
+
+	if (ws == NULL)
+		die("cannot allocate the working set%s", "");
+	memset(ws, 1, workset_lines * 64);
+	return ws;
+}
+
+static void
+sem_wait_one(sem_t *s)
+{
+	while (sem_wait(s) != 0)
+		if (errno != EINTR)
+			die("sem_wait failed: %s", strerror(errno));
+}
+
+static void
+sem_post_one(sem_t *s)
+{
+	if (sem_post(s) != 0)
+		die("sem_post failed: %s", strerror(errno));
+}
+
+static void
+ring_body(int who, int k, long iters)
+{
+	unsigned char *ws = new_workset();
+	double		t0 = 0,
+				sum = 0;
+
+	walk(ws);					/* its pages mapped before the clock starts */
+	barrier_k(who, k);
+	if (who == 0)
+	{
+		t0 = now_ns();
+		sem_post_one(&many->sem[0]);
+	}
+	for (long i = 0; i < iters; i++)
+	{
+		sem_wait_one(&many->sem[who]);
+		sum += walk(ws);
+		sem_post_one(&many->sem[(who + 1) % k]);
+	}
+	if (who == 0)
+	{
+		/* the last turn, the last process's post back to the first */
+		sem_wait_one(&many->sem[0]);
+		elapsed = now_ns() - t0;
+	}
+	many->work_ns[who] = sum;
+	many->walks[who] = iters;
+	free(ws);
+}
+
+static void
+slice_body(int who, int k, long ms)
+{
+	double		end,
+				last,
+				start;
+	uint32_t	n = 0;
+
+	barrier_k(who, k);
+	start = last = now_ns();
+	end = start + ms * 1e6;
+	while (last < end)
+	{
+		double		t = now_ns();
+
+		if (t - last > GAP_NS)
+		{
+			/* descheduled between last and t: a run ended at last */
+			if (n < MAXRUNS)
+				many->runs[who][n++] = last - start;
+			start = t;
+		}
+		last = t;
+	}
+	many->nruns[who] = n;
+}
+
+static void
+lone_body(int who, int k, long iters)
+{
+	unsigned char *ws = new_workset();
+	double		t0 = 0,
+				sum = 0;
+
+	(void) k;
+	if (who == 0)
+	{
+		/* the same walk in a busy process, warm: the base */
+		double		hot = 0;
+
+		walk(ws);
+		for (int i = 0; i < 1000; i++)
+			hot += walk(ws);
+		many->work_ns[MAXK - 1] = hot / 1000;
+	}
+	else
+		walk(ws);
+	barrier_k(who, 2);
+	if (who == 0)
+		t0 = now_ns();
+	for (long i = 0; i < iters; i++)
+	{
+		if (who == 0)
+		{
+			sem_post_one(&many->sem[1]);
+			sem_wait_one(&many->sem[0]);
+			sum += walk(ws);
+		}
+		else
+		{
+			sem_wait_one(&many->sem[1]);
+			sum += walk(ws);
+			sem_post_one(&many->sem[0]);
+		}
+	}
+	if (who == 0)
+		elapsed = now_ns() - t0;
+	many->work_ns[who] = sum;
+	many->walks[who] = iters;
+	free(ws);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+init_sems(int k)
+{
+	for (int i = 0; i < k; i++)
+		if (sem_init(&many->sem[i], 1, 0) != 0)
+			die("sem_init(pshared = 1) failed: %s", strerror(errno));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -303,6 +552,9 @@ main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		die("mmap failed: %s", strerror(errno));
 	memset(sh, 0, sizeof(Shared));
+	many = mmap(NULL, sizeof(Many), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (many == MAP_FAILED)
+		die("mmap failed: %s", strerror(errno));
 
 	if (strcmp(mode, "handoff") == 0 && argc == 5)
 	{
@@ -378,6 +630,63 @@ main(int argc, char **argv)
 			   a, b, iters, elapsed / (2.0 * iters));
 		sem_destroy(&sh->sem_a);
 		sem_destroy(&sh->sem_b);
+	}
+	else if (strcmp(mode, "ring") == 0 && argc == 6)
+	{
+		int			cpu = arg_long(argv[2], "CPU", 0, ncpu - 1);
+		int			k = arg_long(argv[3], "K", 1, MAXK);
+		long		kb = arg_long(argv[4], "WORKSET_KB", 1, 1048576);
+		long		iters = arg_long(argv[5], "ITERATIONS", 1, 100000000);
+		int			cpus[MAXK];
+		double		work = 0;
+
+		workset_lines = kb * 1024 / 64;
+		for (int i = 0; i < k; i++)
+			cpus[i] = cpu;
+		init_sems(k);
+		run_k(cpus, k, ring_body, iters);
+		for (int i = 0; i < k; i++)
+			work += many->work_ns[i];
+		printf("mode=ring cpu=%d k=%d workset_kb=%ld iterations=%ld ns=%.2f work_ns=%.2f\n",
+			   cpu, k, kb, iters, elapsed / ((double) k * iters), work / ((double) k * iters));
+	}
+	else if (strcmp(mode, "slice") == 0 && argc == 5)
+	{
+		int			cpu = arg_long(argv[2], "CPU", 0, ncpu - 1);
+		int			k = arg_long(argv[3], "K", 2, MAXK);
+		long		ms = arg_long(argv[4], "MILLISECONDS", 10, 600000);
+		int			cpus[MAXK];
+		static double all[MAXK * MAXRUNS];
+		long		n = 0;
+
+		for (int i = 0; i < k; i++)
+			cpus[i] = cpu;
+		run_k(cpus, k, slice_body, ms);
+		for (int i = 0; i < k; i++)
+			for (uint32_t j = 0; j < many->nruns[i]; j++)
+				all[n++] = many->runs[i][j];
+		if (n == 0)
+			die("no process was ever descheduled: is CPU %s shared?", argv[2]);
+		qsort(all, n, sizeof(double), cmp_double);
+		printf("mode=slice cpu=%d k=%d ms=%ld runs=%ld slice_ns=%.0f p10_ns=%.0f p90_ns=%.0f\n",
+			   cpu, k, ms, n, all[n / 2], all[n / 10], all[n * 9 / 10]);
+	}
+	else if (strcmp(mode, "lone") == 0 && argc == 6)
+	{
+		int			cpus[2];
+		long		kb = arg_long(argv[4], "WORKSET_KB", 1, 1048576);
+		long		iters = arg_long(argv[5], "ITERATIONS", 1, 100000000);
+
+		cpus[0] = arg_long(argv[2], "CPU_A", 0, ncpu - 1);
+		cpus[1] = arg_long(argv[3], "CPU_B", 0, ncpu - 1);
+		if (cpus[0] == cpus[1])
+			die("lone needs two different CPUs%s", "");
+		workset_lines = kb * 1024 / 64;
+		init_sems(2);
+		run_k(cpus, 2, lone_body, iters);
+		printf("mode=lone cpu_a=%d cpu_b=%d workset_kb=%ld iterations=%ld ns=%.2f wake_work_ns=%.2f "
+			   "hot_work_ns=%.2f\n", cpus[0], cpus[1], kb, iters, elapsed / (2.0 * iters),
+			   (many->work_ns[0] + many->work_ns[1]) / (2.0 * iters), many->work_ns[MAXK - 1]);
 	}
 	else
 		usage();
