@@ -87,6 +87,8 @@ CONSTANTS = [
     ("slice_ns", "ns", "time slice: median run of a CPU-bound process between deschedulings, 2 on one CPU"),
     ("lone_work_ratio", "ratio", "a working-set walk right after a wake-up on an otherwise idle machine, over "
                                  "the same walk in a busy process (the lone client's regime)"),
+    ("wake_preempt_share", "ratio", "share of semaphore posts to a sleeper on the poster's own CPU after which "
+                                    "the poster loses the CPU within 200 us (wake-up preemption)"),
 ]
 
 # the oversubscription curve (issue 43): K processes on one CPU taking turns
@@ -386,10 +388,11 @@ def flush_sizes(datadir, secs, log):
 
 
 def constant(runs, unit, source):
-    runs = [round(float(r), 2) for r in runs if r is not None]
+    nd = 4 if unit == "ratio" else 2
+    runs = [round(float(r), nd) for r in runs if r is not None]
     if not runs:
         return None
-    return {"value": round(statistics.median(runs), 2), "unit": unit, "source": source,
+    return {"value": round(statistics.median(runs), nd), "unit": unit, "source": source,
             "range": [min(runs), max(runs)], "runs": runs}
 
 
@@ -444,6 +447,7 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
                 ring[(kb, k)].append(float(g["ns"]))
                 ring_work[(kb, k)].append(float(g["work_ns"]))
         r["slice_ns"].append(float(run_pingpong(binary, ["slice", a, 2, 500], log)["slice_ns"]))
+        r["wake_preempt_share"].append(float(run_pingpong(binary, ["wakepreempt", a, 500], log)["share"]))
         if partners:
             ln = run_pingpong(binary, ["lone", a, partners[0], LONE_WORKSET_KB, 2000], log)
             r["lone_work_ratio"].append(float(ln["wake_work_ns"]) / float(ln["hot_work_ns"]))
@@ -464,6 +468,7 @@ def measure(out, reps=7, fsync_secs=2, datadir=None, binary=None, progress=print
         "sem_wake_cross_core_ns": f"{pp} x {len(partners)} CPU pairs: pingpong sem, 2000 round trips",
         "sem_wake_same_core_ns": f"{pp}: pingpong sem {a}-{a}, 2000 round trips",
         "slice_ns": f"{pp}: pingpong slice {a} 2 500 (runs between gaps of more than 20 us, median)",
+        "wake_preempt_share": f"{pp}: pingpong wakepreempt {a} 500",
         "lone_work_ratio": f"{pp}: pingpong lone {a}-{partners[0]} {LONE_WORKSET_KB} 2000, wake_work_ns / "
                            "hot_work_ns" if partners else None,
     }

@@ -52,6 +52,15 @@
  *       inside: wake_work_ns), against the same walk repeated back to back
  *       in one busy process first (hot_work_ns).  ns = elapsed / (2 *
  *       ITERATIONS): one wake-up and one walk.
+ *   pingpong wakepreempt CPU ITERATIONS
+ *       Two processes pinned to one CPU: A posts B's semaphore (B has slept
+ *       since its last turn), then runs on for 200 us reading the clock; a
+ *       gap of more than 20 us means B took the CPU from A.  B, once it
+ *       runs, works 10 us and posts A's semaphore, which A waits on after
+ *       its 200 us.  share = the share of the posts after which A lost the
+ *       CPU (the scheduler's wake-up preemption: a lock holder that wakes a
+ *       waiter on its own CPU and is descheduled for it); delay_ns = the
+ *       median time from the post to the preemption.
  *
  * Output: one line of key=value pairs on stdout (mode=... ns=... ...), or a
  * message on stderr and exit status 1 (2 for bad arguments).
@@ -133,7 +142,8 @@ usage(void)
 			"       pingpong sem CPU_A CPU_B ITERATIONS\n"
 			"       pingpong ring CPU K WORKSET_KB ITERATIONS\n"
 			"       pingpong slice CPU K MILLISECONDS\n"
-			"       pingpong lone CPU_A CPU_B WORKSET_KB ITERATIONS\n");
+			"       pingpong lone CPU_A CPU_B WORKSET_KB ITERATIONS\n"
+			"       pingpong wakepreempt CPU ITERATIONS\n");
 	exit(2);
 }
 
@@ -522,6 +532,46 @@ lone_body(int who, int k, long iters)
 	free(ws);
 }
 
+static void
+wakepreempt_body(int who, int k, long iters)
+{
+	(void) k;
+	barrier_k(who, 2);
+	for (long i = 0; i < iters; i++)
+	{
+		if (who == 0)
+		{
+			double		t0,
+						last,
+						t;
+			bool		lost = false;
+
+			sem_post_one(&many->sem[1]);
+			t0 = last = now_ns();
+			while ((t = now_ns()) - t0 < 200000.0)
+			{
+				if (!lost && t - last > GAP_NS)
+				{
+					lost = true;
+					many->runs[0][many->nruns[0]++ % MAXRUNS] = last - t0;
+				}
+				last = t;
+			}
+			sem_wait_one(&many->sem[0]);
+		}
+		else
+		{
+			double		t0;
+
+			sem_wait_one(&many->sem[1]);
+			t0 = now_ns();
+			while (now_ns() - t0 < 10000.0)
+				cpu_relax();
+			sem_post_one(&many->sem[0]);
+		}
+	}
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -687,6 +737,27 @@ main(int argc, char **argv)
 		printf("mode=lone cpu_a=%d cpu_b=%d workset_kb=%ld iterations=%ld ns=%.2f wake_work_ns=%.2f "
 			   "hot_work_ns=%.2f\n", cpus[0], cpus[1], kb, iters, elapsed / (2.0 * iters),
 			   (many->work_ns[0] + many->work_ns[1]) / (2.0 * iters), many->work_ns[MAXK - 1]);
+	}
+	else if (strcmp(mode, "wakepreempt") == 0 && argc == 4)
+	{
+		int			cpus[2];
+		long		iters = arg_long(argv[3], "ITERATIONS", 1, 1000000);
+		uint32_t	n;
+		double		delay = 0;
+
+		cpus[0] = cpus[1] = arg_long(argv[2], "CPU", 0, ncpu - 1);
+		init_sems(2);
+		run_k(cpus, 2, wakepreempt_body, iters);
+		n = many->nruns[0];
+		if (n > 0)
+		{
+			uint32_t	m = n < MAXRUNS ? n : MAXRUNS;
+
+			qsort(many->runs[0], m, sizeof(double), cmp_double);
+			delay = many->runs[0][m / 2];
+		}
+		printf("mode=wakepreempt cpu=%s iterations=%ld preempted=%u share=%.4f delay_ns=%.0f\n",
+			   argv[2], iters, n, (double) n / iters, delay);
 	}
 	else
 		usage();

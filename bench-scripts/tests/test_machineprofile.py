@@ -91,6 +91,10 @@ class PingPongTest(unittest.TestCase):
         kv = dict(x.split("=") for x in p.stdout.split())
         self.assertGreater(int(kv["runs"]), 0)
         self.assertGreater(float(kv["slice_ns"]), 20000)
+        p = self.run_pp("wakepreempt", 0, 20)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        kv = dict(x.split("=") for x in p.stdout.split())
+        self.assertTrue(0 <= float(kv["share"]) <= 1, kv)
 
     def test_bad_input(self):
         for args, rc, message in ((["nosuch"], 2, "usage: pingpong"),
@@ -116,7 +120,7 @@ class AssumedTest(unittest.TestCase):
         self.assertEqual(prof["machine"]["logical_cpus"], 16)
         # every constant the profile format had when it was written (the
         # ones added since, for issue 43, were not measured there)
-        keys = [k for k, _, _ in mp.CONSTANTS if k not in ("slice_ns", "lone_work_ratio")]
+        keys = [k for k, _, _ in mp.CONSTANTS if k not in ("slice_ns", "lone_work_ratio", "wake_preempt_share")]
         self.assertEqual(sorted(prof["constants"]), sorted(keys))
         given = {k: v for k, v in prof["constants"].items() if v}
         for k in ("line_transfer_ns", "sem_wake_cross_core_ns", "wal_flush_us", "uncontended_cas_ns"):
