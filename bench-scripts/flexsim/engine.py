@@ -19,7 +19,21 @@ The machine: C cores, one run queue (FIFO) for the whole machine, time
 slices (a process that has run its slice is preempted when others are
 runnable, whatever it holds), wake-to-run latency for a process woken onto
 an idle core, a context switch cost when a busy core changes process, and
-the waker's cost of a semaphore post.
+the waker's cost of a semaphore post.  Model v4 adds what a core loses to
+oversubscription, each measured by `make machine-profile`:
+
+  refill       a process dispatched onto a core pays the refill of its
+               working set, a function of how many dispatches that core
+               made since the process last ran there (the ring curve; a
+               process that ran elsewhere pays the curve's largest value)
+  lone         a process dispatched onto an idle core runs its CPU time
+               slower by lone_ratio until it leaves the core (a core woken
+               from idle: frequency, caches the host reused)
+  wake-up preemption
+               a post to a sleeper when no core is idle makes the sleeper
+               take the poster's core with probability wake_preempt, the
+               poster going to the back of the run queue at its next step,
+               whatever it holds
 
 Cache lines: each Line serialises the atomic operations on it in the order
 they are issued (the free_at time); an operation by a core that does not
@@ -50,7 +64,8 @@ RUN, READY, BLOCKED, WAKING, SPINNING, DONE = range(6)
 class Machine:
     """The machine's constants, in ns (named, with their sources, in params.py)."""
 
-    def __init__(self, cores, t_xfer, t_local, t_wake, c_post, c_switch, slice_ns, cpu_scale=1.0):
+    def __init__(self, cores, t_xfer, t_local, t_wake, c_post, c_switch, slice_ns, cpu_scale=1.0,
+                 refill=None, lone_ratio=1.0, wake_preempt=0.0):
         self.cores = cores
         self.t_xfer = float(t_xfer)
         self.t_local = float(t_local)
@@ -59,6 +74,24 @@ class Machine:
         self.c_switch = float(c_switch)
         self.slice_ns = float(slice_ns)
         self.cpu_scale = float(cpu_scale)
+        # [(dispatches in between, ns)], ascending; None: no refill charged
+        self.refill = [(float(d), float(ns)) for d, ns in refill] if refill else None
+        self.lone_ratio = float(lone_ratio)
+        self.wake_preempt = float(wake_preempt)
+
+    def refill_ns(self, d):
+        """The refill a process pays on a core that made d dispatches since
+        it last ran there (None: it did not run there last): the curve
+        interpolated linearly, flat beyond its ends."""
+        pts = self.refill
+        if d is None or d >= pts[-1][0]:
+            return pts[-1][1]
+        if d <= pts[0][0]:
+            return pts[0][1]
+        for (d0, n0), (d1, n1) in zip(pts, pts[1:]):
+            if d <= d1:
+                return n0 + (n1 - n0) * (d - d0) / (d1 - d0)
+        return pts[-1][1]
 
 
 class Line:
@@ -73,7 +106,7 @@ class Line:
 
 
 class Core:
-    __slots__ = ("id", "proc", "tver", "busy_ns", "since")
+    __slots__ = ("id", "proc", "tver", "busy_ns", "since", "ndisp")
 
     def __init__(self, i):
         self.id = i
@@ -81,13 +114,14 @@ class Core:
         self.tver = 0
         self.busy_ns = 0.0
         self.since = 0.0
+        self.ndisp = 0              # dispatches so far (refill: how many ran here in between)
 
 
 class Proc:
     """A simulated process: its generator and its scheduling state (a model
     adds its processes' own state in a subclass, spawn(..., proc=))."""
     __slots__ = ("pid", "name", "gen", "core", "lastcore", "state", "ver", "cpu_left", "chunk_end", "debt",
-                 "sem", "slice_end", "kind", "data", "cpu_ns", "txns")
+                 "sem", "slice_end", "kind", "data", "cpu_ns", "txns", "lastdisp", "slow", "yield_now")
 
     def __init__(self, pid, name, kind):
         self.pid = pid
@@ -106,6 +140,9 @@ class Proc:
         self.data = None
         self.cpu_ns = 0.0
         self.txns = 0
+        self.lastdisp = 0           # its last core's ndisp when it was dispatched there
+        self.slow = 1.0             # CPU time multiplier until it leaves the core (lone)
+        self.yield_now = False      # a wakee takes its core at its next step (wake-up preemption)
 
 
 class Sim:
@@ -131,6 +168,10 @@ class Sim:
         self.wakeups = 0
         self.inline = 0
         self.until = 0.0
+        self.cur = None             # the process whose step runs (the waker of a wake())
+        self.refill_total = 0.0
+        self.lone_dispatches = 0
+        self.wake_preemptions = 0
 
     # ---- processes -------------------------------------------------------
     def spawn(self, name, kind, genfn, *args, start=0.0, proc=Proc):
@@ -192,13 +233,30 @@ class Sim:
     def _step(self, p):
         gen = p.gen
         while True:
+            self.cur = p
             try:
                 req = gen.send(None)
             except StopIteration:
+                self.cur = None
                 p.state = DONE
                 self._leave_core(p)
                 return
+            self.cur = None
+            if p.yield_now:
+                # a process it woke takes its core (wake-up preemption): it
+                # goes to the back of the run queue with what it asked for
+                p.yield_now = False
+                if req != BLOCK:
+                    # its request is run when it is back on a core (a
+                    # spinner looks again then)
+                    p.cpu_left = req if req > 0.0 else 0.0
+                    self._preempt(p)
+                    if len(self.rq) == 1:
+                        self._arm_slices()
+                    return
+                # it leaves its core anyway (unless a post was kept)
             if req > 0.0:
+                req *= p.slow
                 # nothing else happens before this process's next step: go
                 # on at once (the same as an event, without the heap)
                 t = self.now + req
@@ -253,6 +311,7 @@ class Sim:
         core.proc = q
         core.since = now
         core.tver += 1
+        core.ndisp += 1
         q.core = core.id
         q.state = RUN
         q.slice_end = now + self.SLICE
@@ -261,6 +320,17 @@ class Sim:
         if switch:
             self.switches += 1
             left += self.C_SWITCH
+        m = self.m
+        if m.refill is not None:
+            d = core.ndisp - q.lastdisp - 1 if q.lastcore == core.id and q.lastdisp else None
+            r = m.refill_ns(d)
+            left += r
+            self.refill_total += r
+        q.lastdisp = core.ndisp
+        # a core that was idle (no switch: nobody ran on it) runs it slower
+        q.slow = 1.0 if switch else m.lone_ratio
+        if not switch and m.lone_ratio != 1.0:
+            self.lone_dispatches += 1
         q.ver += 1
         if left > 0.0:
             self._cpu(q, left)
@@ -314,14 +384,18 @@ class Sim:
         p.state = READY
         self.rq.append(p)
         if len(self.rq) == 1:
-            now = self.now
-            for core in self.cores:
-                q = core.proc
-                if q is None:
-                    continue
-                t = q.slice_end if q.slice_end > now else now
-                self.seq += 1
-                heapq.heappush(self.heap, (t, self.seq, 2, core, core.tver))
+            self._arm_slices()
+
+    def _arm_slices(self):
+        """Others wait: each running process is preempted at its slice's end."""
+        now = self.now
+        for core in self.cores:
+            q = core.proc
+            if q is None:
+                continue
+            t = q.slice_end if q.slice_end > now else now
+            self.seq += 1
+            heapq.heappush(self.heap, (t, self.seq, 2, core, core.tver))
 
     def wake(self, q):
         """A semaphore post to q (the poster pays C_POST itself).  Where q
@@ -342,6 +416,15 @@ class Sim:
                 self.seq += 1
                 heapq.heappush(self.heap, (self.now + self.T_WAKE, self.seq, 4, q, cid))
             else:
+                w = self.cur
+                if (self.m.wake_preempt > 0.0 and w is not None and w.state == RUN and not w.yield_now
+                        and self.rng.random() < self.m.wake_preempt):
+                    # model v4: q takes the waker's core at the waker's next step
+                    self.wake_preemptions += 1
+                    w.yield_now = True
+                    q.state = READY
+                    self.rq.appendleft(q)
+                    return
                 self._arrive(q)
         else:
             q.sem += 1

@@ -226,7 +226,9 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
                           for k, v in self.stats.items()},
                 "counters": dict(self.counters), "events": self.sim.events,
                 "lockhold": {k: lk.hold_x_ns for k, lk in self.locks.items()},
-                "preempt": self.sim.preemptions, "switches": self.sim.switches, "wakeups": self.sim.wakeups}
+                "preempt": self.sim.preemptions, "switches": self.sim.switches, "wakeups": self.sim.wakeups,
+                "refill": self.sim.refill_total, "lone": self.sim.lone_dispatches,
+                "wake_preempt": self.sim.wake_preemptions}
 
     def _result(self, snap, dt):
         txns = self.done - snap["done"]
@@ -253,7 +255,11 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
                 "counters": {k: v - snap["counters"].get(k, 0) for k, v in self.counters.items()},
                 "preemptions": self.sim.preemptions - snap["preempt"],
                 "switches": self.sim.switches - snap["switches"],
-                "wakeups": self.sim.wakeups - snap["wakeups"]}
+                "wakeups": self.sim.wakeups - snap["wakeups"],
+                "refill_ns": self.sim.refill_total - snap["refill"],
+                "lone_dispatches": self.sim.lone_dispatches - snap["lone"],
+                "wake_preemptions": self.sim.wake_preemptions - snap["wake_preempt"],
+                "slices": dt / self.sim.SLICE if self.sim.SLICE else 0.0}
 
 
 def _client_thread(sim, th, pt):

@@ -25,7 +25,10 @@ from pathlib import Path
 from .engine import Machine
 from .model import Costs
 
-MODEL_VERSION = "v3.1"  # v3 with the LWLock wait loop as lwlock.c has it (docs/simulator.md, "Model v3.1")
+# v4: the machine's oversubscription (refill, the lone client, wake-up
+# preemption, the measured slice) from the machine profile; each point
+# simulated for ten slices at least (docs/simulator.md, "Model v4")
+MODEL_VERSION = "v4"
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"
@@ -46,9 +49,17 @@ ASSUMPTIONS = {
                      "a lock-manager operation under a LockManager partition lock when a row lock makes a "
                      "process wait (XactLockTableWait) or wakes one (ProcLockWakeup)"),
     "slice_ns": (None, None,
-                 "the time slice: EEVDF's base slice, 0.75 ms x (1 + log2(min(cores, 8))), the kernel default "
-                 "on both machines (Linux 6.18)"),
+                 "the time slice where the profile has not measured it (model v4 takes the profile's slice_ns): "
+                 "EEVDF's base slice, 0.75 ms x (1 + log2(min(cores, 8))), the kernel default on both machines "
+                 "(Linux 6.18)"),
+    "workset_kb": (256.0, (64.0, 256.0),
+                   "the working set a backend or pgbench's thread walks between two of its dispatches, which "
+                   "selects the profile's oversubscription curve (model v4): a transaction's catalog cache and "
+                   "plan, executor state, the buffers it reads and its stack; the profile measures 64 and 256 KiB"),
 }
+
+# model v4: a simulated point runs at least this many time slices
+MIN_SLICES = 10
 
 
 class ProfileError(Exception):
@@ -87,10 +98,36 @@ def machine_from_profile(profile, cores=None, scale=None):
     t_wake = const(profile, "sem_wake_cross_core_ns") * scale.get("sem_wake_cross_core_ns", 1.0)
     same = const(profile, "sem_wake_same_core_ns") * scale.get("sem_wake_same_core_ns", 1.0)
     speed = const(profile, "cpu_speed_ratio", 1.0) * scale.get("cpu_speed_ratio", 1.0)
+    # model v4: the slice as measured, else the kernel's default
+    slc = const(profile, "slice_ns", slice_ns(ncores))
     # a post on one CPU and the switch to its waiter: half each to the poster
     # and to the switch (a named assumption: the profile measures their sum)
     return Machine(ncores, t_xfer=t_xfer, t_local=t_local, t_wake=t_wake, c_post=same / 2, c_switch=same / 2,
-                   slice_ns=slice_ns(ncores) * scale.get("slice_ns", 1.0), cpu_scale=1.0 / speed)
+                   slice_ns=slc * scale.get("slice_ns", 1.0), cpu_scale=1.0 / speed,
+                   refill=refill_curve(profile, ASSUMPTIONS["workset_kb"][0] * scale.get("workset_kb", 1.0),
+                                       scale.get("refill", 1.0)),
+                   lone_ratio=1.0 + (max(1.0, const(profile, "lone_work_ratio", 1.0)) - 1.0)
+                   * scale.get("lone_work_ratio", 1.0),
+                   wake_preempt=min(1.0, const(profile, "wake_preempt_share", 0.0)
+                                    * scale.get("wake_preempt_share", 1.0)))
+
+
+def refill_curve(profile, workset_kb, factor=1.0):
+    """Model v4: what a dispatch costs beyond the switch, by how many other
+    dispatches its core made since the process last ran there: the
+    profile's ring curve at the working set nearest workset_kb, turn(K) -
+    turn(2) with K - 1 others in between (K = 1, none: 0; at least 0).
+    None for a profile without the curve (measured before 2026-11-28, or
+    assumed)."""
+    ov = profile.get("oversubscription")
+    if not ov or not ov.get("rows"):
+        return None
+    sizes = sorted({r["workset_kb"] for r in ov["rows"]})
+    kb = min(sizes, key=lambda x: (abs(x - workset_kb), x))
+    turn = {r["k"]: r["turn_ns"] for r in ov["rows"] if r["workset_kb"] == kb}
+    if 2 not in turn:
+        return None
+    return [(k - 1, max(0.0, (turn[k] - turn[2])) * factor if k > 1 else 0.0) for k in sorted(turn)]
 
 
 def costs(profile, calib, scale=None):

@@ -299,7 +299,8 @@ def simulate(workload, variant, cores, clients, machine=None, seed=1, traces_roo
 def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
     """Warm up until WARM_TXNS transactions (or a quarter of the event
     budget), then measure until target_txns more, at least MIN_MEASURE_NS,
-    within the event budget."""
+    within the event budget; and (model v4) never less than MIN_SLICES time
+    slices, whatever the budget."""
     sim = pt.sim
     step = 1e6
     while pt.done < WARM_TXNS and sim.events < max_events / 4:
@@ -311,12 +312,13 @@ def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
     t0 = sim.now
     ev0 = sim.events
     d0 = pt.done
+    least = max(MIN_MEASURE_NS, P.MIN_SLICES * sim.SLICE)
     step = MIN_MEASURE_NS / 4
     while True:
         sim.run(sim.now + step)
-        if sim.now - t0 >= MIN_MEASURE_NS and (pt.done - d0 >= target_txns or sim.events - ev0 >= max_events):
+        if sim.now - t0 >= least and (pt.done - d0 >= target_txns or sim.events - ev0 >= max_events):
             break
-        if sim.events - ev0 >= 2 * max_events:
+        if sim.now - t0 >= least and sim.events - ev0 >= 2 * max_events:
             break
         if sim.now - t0 > STALL_NS:
             raise StallError(f"{pt.done - d0} transactions in {(sim.now - t0) / 1e9:.0f} simulated s of "
@@ -369,8 +371,11 @@ def main(argv=None):
           f"{cores} cores, {clients} clients, machine profile {res['machine_label']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
           f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")
     print(f"predicted tps = {res['tps']:.0f}")
+    n = max(1, res["transactions"])
     print(f"CPU utilization {res['cpu_utilization']:.2f}, preemptions {res['preemptions']}, "
-          f"wakeups {res['wakeups']}")
+          f"wakeups {res['wakeups']}, {res['slices']:.0f} time slices; per transaction: refill "
+          f"{res['refill_ns'] / n / 1000:.2f} us, {res['lone_dispatches'] / n:.2f} dispatches onto an idle core, "
+          f"{res['wake_preemptions'] / n:.3f} wake-up preemptions")
     print(table(res))
     return 0
 

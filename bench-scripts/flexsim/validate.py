@@ -138,6 +138,8 @@ def cmd_predict(a):
                      "calibration": "true" if cores == 16 and is_calibration(m) else "false"})
         detail[name] = {k: res[k] for k in ("tps", "transactions", "sim_ns", "events", "cpu_utilization",
                                             "tranches", "counters", "preemptions", "wakeups", "wall_s",
+                                            "switches", "refill_ns", "lone_dispatches", "wake_preemptions",
+                                            "slices",
                                             "machine", "traces_variant")}
         print(f"[{i + 1}/{len(pts)}] {name}: {res['tps']:.0f} tps ({res['wall_s']:.1f} s, "
               f"{time.time() - t_start:.0f} s in all)", flush=True)

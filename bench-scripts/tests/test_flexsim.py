@@ -319,6 +319,153 @@ class WakePlacement(unittest.TestCase):
         self.assertLessEqual(two["tps"], 2e9 / 17000 * 1.01)
 
 
+class Oversubscription(unittest.TestCase):
+    """Model v4: what a core loses to oversubscription, each from the
+    machine profile: the refill of a process's working set on dispatch,
+    the slower CPU of a process woken onto an idle core (the lone client),
+    wake-up preemption, and a run of ten slices at least."""
+
+    @staticmethod
+    def sim(cores, **kw):
+        return E.Sim(machine(cores, **kw), random.Random(1))
+
+    def ring(self, k, **kw):
+        """k processes on one core passing a token: each works 1000 ns a
+        turn, wakes the next and sleeps; turns done in 3 ms."""
+        sim = self.sim(1, **kw)
+        procs = []
+        turns = [0]
+
+        def member(sim, p, i):
+            if i != 0:
+                yield E.BLOCK
+            while True:
+                yield 1000.0
+                turns[0] += 1
+                sim.wake(procs[(i + 1) % k])
+                yield E.BLOCK
+        for i in range(k):
+            procs.append(sim.spawn(f"p{i}", "backend", member, i))
+        sim.run(3e6)
+        return sim, turns[0]
+
+    def test_refill_by_dispatches_in_between(self):
+        """With 3 others in between a process pays the curve at 3 (2000
+        ns) on each dispatch: a turn takes 3000 ns, not 1000."""
+        curve = [(0, 0.0), (1, 0.0), (3, 2000.0), (7, 4000.0)]
+        sim, turns = self.ring(4, refill=curve)
+        # (the first dispatch of each is cold: 4000 ns)
+        self.assertAlmostEqual(turns, 3e6 / 3000.0, delta=5)
+        # each of the 4 processes' first dispatch cold, every later one at 3
+        self.assertEqual(sim.refill_total, 4 * 4000.0 + (sim.switches + 1 - 4) * 2000.0)
+        # one other in between: the curve at 1, nothing (but the first two
+        # dispatches, cold)
+        sim2, turns2 = self.ring(2, refill=curve)
+        self.assertEqual(sim2.refill_total, 2 * 4000.0)
+        self.assertAlmostEqual(turns2, (3e6 - 8000.0) / 1000.0, delta=2)
+        # no curve (a profile measured before v4): v3.1's engine
+        sim3, turns3 = self.ring(4)
+        self.assertAlmostEqual(turns3, 3e6 / 1000.0, delta=2)
+        m = E.Machine(1, 0, 0, 0, 0, 0, 1e6, refill=curve)
+        self.assertEqual([m.refill_ns(d) for d in (0, 2, 5, 100, None)], [0.0, 1000.0, 3000.0, 4000.0, 4000.0])
+
+    def ping_pong(self, cores, **kw):
+        """A and B wake each other, each working 1000 ns per turn: round
+        trips in 3 ms."""
+        sim = self.sim(cores, **kw)
+        trips = [0]
+        procs = {}
+
+        def a(sim, p):
+            while True:
+                yield 1000.0
+                sim.wake(procs["b"])
+                yield E.BLOCK
+                trips[0] += 1
+
+        def b(sim, p):
+            while True:
+                yield E.BLOCK
+                yield 1000.0
+                sim.wake(procs["a"])
+        procs["a"] = sim.spawn("a", "client", a)
+        procs["b"] = sim.spawn("b", "backend", b)
+        sim.run(3e6)
+        return sim, trips[0]
+
+    def test_lone_process_slower(self):
+        """Two cores: each wake-up finds the other core idle, and the woken
+        process's 1000 ns take 1500 at lone_ratio 1.5.  On one core each
+        runs after a switch, at full speed."""
+        sim, trips = self.ping_pong(2, lone_ratio=1.5)
+        self.assertAlmostEqual(trips, 3e6 / 3000.0, delta=2)
+        self.assertGreater(sim.lone_dispatches, 1000)
+        _, fast = self.ping_pong(2)
+        self.assertAlmostEqual(fast, 3e6 / 2000.0, delta=2)
+        sim1, one = self.ping_pong(1, lone_ratio=1.5)
+        self.assertAlmostEqual(one, 3e6 / 2000.0, delta=2)
+        self.assertLessEqual(sim1.lone_dispatches, 2)
+
+    def wake_preempt(self, cores, share):
+        """A runs 100 ns, wakes B (asleep), then runs 1000 ns more: when does
+        B run?"""
+        sim = self.sim(cores, wake_preempt=share)
+        seen = {}
+        procs = {}
+
+        def a(sim, p):
+            yield 100.0
+            sim.wake(procs["b"])
+            yield 1000.0
+            seen["a_done"] = sim.now
+            yield E.BLOCK
+
+        def b(sim, p):
+            yield E.BLOCK
+            seen["b_runs"] = sim.now
+            yield 10.0
+        procs["b"] = sim.spawn("b", "backend", b)        # first: asleep before A wakes it
+        procs["a"] = sim.spawn("a", "backend", a)
+        sim.run(1e5)
+        return sim, seen
+
+    def test_wake_up_preemption(self):
+        """share 1: B takes A's core at once and A finishes after B (a lock
+        holder that wakes a waiter is descheduled with what it holds).
+        share 0, or an idle core for B: B waits for A's core, or runs
+        beside it."""
+        sim, seen = self.wake_preempt(1, 1.0)
+        self.assertEqual(sim.wake_preemptions, 1)
+        self.assertEqual(seen["b_runs"], 100.0)
+        self.assertEqual(seen["a_done"], 1110.0)
+        sim, seen = self.wake_preempt(1, 0.0)
+        self.assertEqual((sim.wake_preemptions, seen["b_runs"], seen["a_done"]), (0, 1100.0, 1100.0))
+        sim, seen = self.wake_preempt(2, 1.0)
+        self.assertEqual((sim.wake_preemptions, seen["b_runs"], seen["a_done"]), (0, 100.0, 1100.0))
+
+    def test_ten_slices_at_least(self):
+        """A point with few events still runs ten slices (v3.1 stopped at
+        its transaction target: 2 ms)."""
+        prog = onelock_program(20, random.Random(1), 2000.0, 100.0, exponential=False)
+        pt = M.Point(prog, machine(2, slice_ns=1e6), M.Variant({}), free_costs(), 2, seed=1)
+        res = PR.run_point(pt, max_events=2000, target_txns=10)
+        self.assertGreaterEqual(res["sim_ns"], 10 * 1e6)
+        self.assertGreaterEqual(res["slices"], 10)
+
+    def test_profile_curve(self):
+        """params.refill_curve: turn(K) - turn(2) at the working set nearest
+        the assumption, by the K - 1 others in between; none without the
+        profile's table."""
+        from flexsim import params as P
+        rows = [{"workset_kb": kb, "k": k, "turn_ns": t} for kb, k, t in
+                ((64, 1, 500.0), (64, 2, 900.0), (64, 4, 950.0), (256, 1, 2000.0), (256, 2, 3000.0),
+                 (256, 4, 5000.0), (256, 8, 7000.0))]
+        prof = {"oversubscription": {"rows": rows}}
+        self.assertEqual(P.refill_curve(prof, 256), [(0, 0.0), (1, 0.0), (3, 2000.0), (7, 4000.0)])
+        self.assertEqual(P.refill_curve(prof, 64), [(0, 0.0), (1, 0.0), (3, 50.0)])
+        self.assertIsNone(P.refill_curve({}, 256))
+
+
 class RowLocks(unittest.TestCase):
     """Model v2's row protocol (heap_update / heap_lock_tuple, READ
     COMMITTED): n clients that all update one row, held to the end of each
