@@ -25,7 +25,9 @@ oversubscription, each measured by `make machine-profile`:
   refill       a process dispatched onto a core pays the refill of its
                working set, a function of how many dispatches that core
                made since the process last ran there (the ring curve; a
-               process that ran elsewhere pays the curve's largest value)
+               process that ran elsewhere pays it at as many dispatches as
+               working sets fill the core's L2: its own is in the other
+               core's cache or the shared L3, not further)
   lone         a process dispatched onto an idle core runs its CPU time
                slower by lone_ratio until it leaves the core (a core woken
                from idle: frequency, caches the host reused)
@@ -65,7 +67,7 @@ class Machine:
     """The machine's constants, in ns (named, with their sources, in params.py)."""
 
     def __init__(self, cores, t_xfer, t_local, t_wake, c_post, c_switch, slice_ns, cpu_scale=1.0,
-                 refill=None, lone_ratio=1.0, wake_preempt=0.0):
+                 refill=None, lone_ratio=1.0, wake_preempt=0.0, refill_cold=None):
         self.cores = cores
         self.t_xfer = float(t_xfer)
         self.t_local = float(t_local)
@@ -76,6 +78,9 @@ class Machine:
         self.cpu_scale = float(cpu_scale)
         # [(dispatches in between, ns)], ascending; None: no refill charged
         self.refill = [(float(d), float(ns)) for d, ns in refill] if refill else None
+        # the dispatches in between that stand for a process that last ran
+        # on another core (None: the curve's last point)
+        self.refill_cold = refill_cold
         self.lone_ratio = float(lone_ratio)
         self.wake_preempt = float(wake_preempt)
 
@@ -84,7 +89,11 @@ class Machine:
         it last ran there (None: it did not run there last): the curve
         interpolated linearly, flat beyond its ends."""
         pts = self.refill
-        if d is None or d >= pts[-1][0]:
+        if d is None:
+            if self.refill_cold is None:
+                return pts[-1][1]
+            d = self.refill_cold
+        if d >= pts[-1][0]:
             return pts[-1][1]
         if d <= pts[0][0]:
             return pts[0][1]
@@ -246,15 +255,18 @@ class Sim:
                 # a process it woke takes its core (wake-up preemption): it
                 # goes to the back of the run queue with what it asked for
                 p.yield_now = False
-                if req != BLOCK:
-                    # its request is run when it is back on a core (a
-                    # spinner looks again then)
-                    p.cpu_left = req if req > 0.0 else 0.0
+                if req != BLOCK or p.sem > 0:
+                    # its request is run when it is back on a core, at the
+                    # speed it was asked at (a spinner looks again then; a
+                    # sleep that a kept post ends has ended)
+                    if req == BLOCK:
+                        p.sem -= 1
+                    p.cpu_left = req * p.slow if req > 0.0 else 0.0
                     self._preempt(p)
                     if len(self.rq) == 1:
                         self._arm_slices()
                     return
-                # it leaves its core anyway (unless a post was kept)
+                # it leaves its core anyway
             if req > 0.0:
                 req *= p.slow
                 # nothing else happens before this process's next step: go
@@ -424,6 +436,8 @@ class Sim:
                     w.yield_now = True
                     q.state = READY
                     self.rq.appendleft(q)
+                    if len(self.rq) == 1:
+                        self._arm_slices()          # others wait: every running process's slice counts
                     return
                 self._arrive(q)
         else:

@@ -98,18 +98,29 @@ def machine_from_profile(profile, cores=None, scale=None):
     t_wake = const(profile, "sem_wake_cross_core_ns") * scale.get("sem_wake_cross_core_ns", 1.0)
     same = const(profile, "sem_wake_same_core_ns") * scale.get("sem_wake_same_core_ns", 1.0)
     speed = const(profile, "cpu_speed_ratio", 1.0) * scale.get("cpu_speed_ratio", 1.0)
+    ws = ASSUMPTIONS["workset_kb"][0] * scale.get("workset_kb", 1.0)
     # model v4: the slice as measured, else the kernel's default
     slc = const(profile, "slice_ns", slice_ns(ncores))
     # a post on one CPU and the switch to its waiter: half each to the poster
     # and to the switch (a named assumption: the profile measures their sum)
     return Machine(ncores, t_xfer=t_xfer, t_local=t_local, t_wake=t_wake, c_post=same / 2, c_switch=same / 2,
                    slice_ns=slc * scale.get("slice_ns", 1.0), cpu_scale=1.0 / speed,
-                   refill=refill_curve(profile, ASSUMPTIONS["workset_kb"][0] * scale.get("workset_kb", 1.0),
-                                       scale.get("refill", 1.0)),
+                   refill=refill_curve(profile, ws, scale.get("refill", 1.0)),
+                   refill_cold=refill_cold(profile, ws),
                    lone_ratio=1.0 + (max(1.0, const(profile, "lone_work_ratio", 1.0)) - 1.0)
                    * scale.get("lone_work_ratio", 1.0),
                    wake_preempt=min(1.0, const(profile, "wake_preempt_share", 0.0)
                                     * scale.get("wake_preempt_share", 1.0)))
+
+
+def refill_cold(profile, workset_kb):
+    """Model v4: a process that last ran on another core finds its working
+    set in that core's cache or the shared L3, as in the ring once as many
+    other working sets as fill this core's L2 ran in between: that many
+    dispatches (None where the profile does not know its L2: the curve's
+    last point)."""
+    l2 = (profile.get("machine") or {}).get("l2_kib")
+    return math.ceil(l2 / workset_kb) if l2 else None
 
 
 def refill_curve(profile, workset_kb, factor=1.0):

@@ -368,6 +368,9 @@ class Oversubscription(unittest.TestCase):
         self.assertAlmostEqual(turns3, 3e6 / 1000.0, delta=2)
         m = E.Machine(1, 0, 0, 0, 0, 0, 1e6, refill=curve)
         self.assertEqual([m.refill_ns(d) for d in (0, 2, 5, 100, None)], [0.0, 1000.0, 3000.0, 4000.0, 4000.0])
+        # a process from another core: as many dispatches as working sets fill L2
+        m = E.Machine(1, 0, 0, 0, 0, 0, 1e6, refill=curve, refill_cold=2)
+        self.assertEqual(m.refill_ns(None), 1000.0)
 
     def ping_pong(self, cores, **kw):
         """A and B wake each other, each working 1000 ns per turn: round
@@ -443,6 +446,73 @@ class Oversubscription(unittest.TestCase):
         sim, seen = self.wake_preempt(2, 1.0)
         self.assertEqual((sim.wake_preemptions, seen["b_runs"], seen["a_done"]), (0, 100.0, 1100.0))
 
+    def test_wake_up_preemption_keeps_the_queue_rules(self):
+        """Two cases a second reader found (helper review of v4): a waker
+        whose sleep a kept post ends still gives its core to the wakee; and
+        a wakee put at the head of an empty run queue arms every running
+        process's slice end, as a queued process always does (a spinner
+        on the other core is preempted at 1 ms, not at the release at 10
+        ms)."""
+        def kept_post(share):
+            sim = self.sim(1, slice_ns=1e6, wake_preempt=share)
+            seen, P = {}, {}
+
+            def q(sim, me):
+                yield E.BLOCK
+                seen["q_runs"] = sim.now
+                yield 10.0
+
+            def p(sim, me):
+                sim.wake(me)                    # a post kept
+                yield 100.0
+                sim.wake(P["q"])
+                yield E.BLOCK                   # ended by the kept post
+                yield E.SPIN                    # until the release at 10 ms
+                yield E.BLOCK
+            P["q"] = sim.spawn("q", "backend", q)
+            P["p"] = sim.spawn("p", "backend", p)
+            sim.call_at(10e6, lambda _: sim.kick(P["p"]))
+            sim.run(20e6)
+            return seen["q_runs"]
+        self.assertEqual(kept_post(1.0), 100.0)
+        self.assertEqual(kept_post(0.0), 1e6)
+
+        def two_wakes(share):
+            sim = self.sim(2, slice_ns=1e6, wake_preempt=share)
+            seen, P = {}, {}
+
+            def sleeper(name):
+                def g(sim, me):
+                    yield E.BLOCK
+                    seen[name] = sim.now
+                    yield 5e6
+                    yield E.BLOCK
+                return g
+
+            def s(sim, me):
+                yield E.SPIN
+                seen["s"] = sim.now
+                yield E.BLOCK
+
+            def p(sim, me):
+                yield 80.0
+                sim.wake(P["q1"])
+                sim.wake(P["q2"])
+                yield 50.0
+                yield 5e6
+                yield E.BLOCK
+            P["q1"] = sim.spawn("q1", "backend", sleeper("q1"))
+            P["q2"] = sim.spawn("q2", "backend", sleeper("q2"))
+            P["s"] = sim.spawn("s", "backend", s, start=10.0)
+            P["p"] = sim.spawn("p", "backend", p, start=20.0)
+            sim.call_at(10e6, lambda _: sim.kick(P["s"]))
+            sim.run(30e6)
+            return seen
+        seen = two_wakes(1.0)
+        self.assertEqual(seen["q1"], 100.0)
+        self.assertLess(seen["q2"], 1.1e6)
+        self.assertLess(seen["s"], 2.1e6)
+
     def test_ten_slices_at_least(self):
         """A point with few events still runs ten slices (v3.1 stopped at
         its transaction target: 2 ms)."""
@@ -464,6 +534,9 @@ class Oversubscription(unittest.TestCase):
         self.assertEqual(P.refill_curve(prof, 256), [(0, 0.0), (1, 0.0), (3, 2000.0), (7, 4000.0)])
         self.assertEqual(P.refill_curve(prof, 64), [(0, 0.0), (1, 0.0), (3, 50.0)])
         self.assertIsNone(P.refill_curve({}, 256))
+        self.assertEqual(P.refill_cold({"machine": {"l2_kib": 2048}}, 256), 8)
+        self.assertEqual(P.refill_cold({"machine": {"l2_kib": 512}}, 200), 3)
+        self.assertIsNone(P.refill_cold({"machine": {"l2_kib": None}}, 256))
 
 
 class RowLocks(unittest.TestCase):
