@@ -1,5 +1,6 @@
 """What the machine is (cores, model, memory, kernel) and what it did
-during a run (CPU time by state, whole machine, from /proc/stat)."""
+during a run (CPU time by state and context switches, whole machine, from
+/proc/stat)."""
 
 import os
 import platform
@@ -55,7 +56,22 @@ def cpu_delta(before, after):
     total = sum(d)
     if total <= 0:
         return {}
-    user, nice, system, idle, iowait, irq, softirq, _steal = d
+    user, nice, system, idle, iowait, irq, softirq, steal = d
     pct = lambda x: round(100.0 * x / total, 1)
     return {"cpu_user_pct": pct(user + nice), "cpu_system_pct": pct(system + irq + softirq),
-            "cpu_idle_pct": pct(idle), "cpu_iowait_pct": pct(iowait)}
+            "cpu_idle_pct": pct(idle), "cpu_iowait_pct": pct(iowait), "cpu_steal_pct": pct(steal)}
+
+
+def context_switches(text=None):
+    """The machine's context switches since boot (the 'ctxt' line of
+    /proc/stat), or None."""
+    if text is None:
+        try:
+            text = Path("/proc/stat").read_text()
+        except OSError:
+            return None
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0] == "ctxt":
+            return int(f[1])
+    return None

@@ -36,18 +36,23 @@ from pathlib import Path
 
 from . import capmodel, config, machineprofile
 from .config import BenchError, Workload, variant_settings, variant_workloads
-from .machine import CPU_FIELDS, cpu_delta, cpu_times, machine_facts
+from .machine import CPU_FIELDS, context_switches, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
 from .pgbench import LATENCY_FIELDS, latency_percentiles, nopm, parse_pgbench, sampling_rate
 from .report import report
 from .servers import Server, as_user, base_settings, lock_delta, run_user, sh
+
+# what the machine did besides the CPU shares, per second of the measured
+# run (a simulator's machine profile needs them: issue 43): the hypervisor's
+# steal share, context switches of the whole machine, WAL written
+RUN_RATE_FIELDS = ["cpu_steal_pct", "ctxt_per_s", "wal_bytes_per_s"]
 
 CSV_FIELDS = [
     "run", "build", "variant", "workload", "clients", "rep", "tps",
     "latency_avg_ms", "latency_stddev_ms", "transactions", "failed",
     "duration_s", "lw_acquires_per_txn", "lw_waits", "lw_waits_per_txn",
     "lw_wait_ms", "top_waits", "started_at",
-] + LATENCY_FIELDS + CPU_FIELDS + ["nopm"]
+] + LATENCY_FIELDS + CPU_FIELDS + ["nopm"] + RUN_RATE_FIELDS
 
 # profile.csv: one row per point (workload, clients, build/variant) and the
 # profile run that stands for it; holds.csv and caps.csv: per profile run
@@ -420,10 +425,12 @@ class Matrix:
         logargs = ["-l", f"--log-prefix={prefix}"] + (["--sampling-rate", f"{rate:g}"] if rate < 1 else [])
         before = srv.lock_snapshot()
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        cpu0 = cpu_times()
+        lsn0 = srv.wal_insert_lsn()
+        cpu0, ctxt0, t0 = cpu_times(), context_switches(), time.monotonic()
         p = subprocess.run(as_user(cmd + logargs + ["-P", "1", "-T", str(a.duration), w.dbname]),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        cpu1 = cpu_times()
+        cpu1, ctxt1, t1 = cpu_times(), context_switches(), time.monotonic()
+        lsn1 = srv.wal_insert_lsn()
         (self.out / "raw" / f"{run_id}.txt").write_text(f"$ {shlex.join(cmd + logargs)}\n{p.stdout}")
         if p.returncode != 0:
             last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
@@ -452,4 +459,7 @@ class Matrix:
         row.update(lrow)
         row.update(latency_percentiles(lines))
         row.update(cpu_delta(cpu0, cpu1))
+        if ctxt0 is not None and ctxt1 is not None:
+            row["ctxt_per_s"] = round((ctxt1 - ctxt0) / (t1 - t0))
+        row["wal_bytes_per_s"] = round((lsn1 - lsn0) / (t1 - t0))
         return row

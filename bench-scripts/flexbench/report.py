@@ -18,6 +18,7 @@ DEFAULT_PREDICT_CORES = [16, 64]
 NUMERIC = {"clients": int, "rep": int, "tps": float, "transactions": int,
            "latency_p50_ms": float, "latency_p95_ms": float, "latency_p99_ms": float,
            "cpu_user_pct": float, "cpu_system_pct": float, "cpu_idle_pct": float, "cpu_iowait_pct": float,
+           "cpu_steal_pct": float, "ctxt_per_s": float, "wal_bytes_per_s": float,
            "lw_waits_per_txn": float, "nopm": float}
 
 # the counter family of each variant's GUC (flexlock_counters)
@@ -80,6 +81,10 @@ def comparisons(per_cfg):
 
 def fmt(v, spec=".1f"):
     return "-" if v is None else format(v, spec)
+
+
+def mb(v):
+    return None if v is None else v / 1e6
 
 
 def lock_details(out):
@@ -346,7 +351,9 @@ def report(out, predict_cores=None):
               "Per run (second table of each workload, medians of the repetitions): latency percentiles from "
               "pgbench's per-transaction log sampled with --sampling-rate (about 20000 transactions a run); "
               "CPU time of the whole machine by state over the measured interval, from /proc/stat "
-              "(user includes nice, system includes irq and softirq); LWLock waits per transaction and "
+              "(user includes nice, system includes irq and softirq, steal is the hypervisor's), the "
+              "machine's context switches per second (/proc/stat ctxt) and the WAL written per second "
+              "(pg_current_wal_insert_lsn before and after); LWLock waits per transaction and "
               "the tranches waited on longest (waits and wait time per transaction), from the flexlock "
               "views (patched builds).", ""]
     if prof:
@@ -401,8 +408,10 @@ def report(out, predict_cores=None):
                        for reps in per.values() for r in reps.values())
         lines += ["", "| clients | build/variant | tps | " + ("NOPM | " if has_nopm else "")
                   + "p50 ms | p95 ms | p99 ms | CPU user % | system % "
-                  "| idle % | iowait % | LWLock waits/txn | top waited tranches |",
-                  "|---:|---|---:|" + ("---:|" if has_nopm else "") + "---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+                  "| idle % | iowait % | steal % | context switches/s | WAL MB/s | LWLock waits/txn "
+                  "| top waited tranches |",
+                  "|---:|---|---:|" + ("---:|" if has_nopm else "")
+                  + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for c in clients:
             for cfg in cfgs:
                 reps = per_cfg[cfg].get(c)
@@ -414,7 +423,9 @@ def report(out, predict_cores=None):
                              + f"| {fmt(med(rs, 'latency_p50_ms'), '.3f')} | {fmt(med(rs, 'latency_p95_ms'), '.3f')} "
                              f"| {fmt(med(rs, 'latency_p99_ms'), '.3f')} | {fmt(med(rs, 'cpu_user_pct'))} "
                              f"| {fmt(med(rs, 'cpu_system_pct'))} | {fmt(med(rs, 'cpu_idle_pct'))} "
-                             f"| {fmt(med(rs, 'cpu_iowait_pct'))} | {fmt(med(rs, 'lw_waits_per_txn'), '.3g')} "
+                             f"| {fmt(med(rs, 'cpu_iowait_pct'))} | {fmt(med(rs, 'cpu_steal_pct'))} "
+                             f"| {fmt(med(rs, 'ctxt_per_s'), '.0f')} | {fmt(mb(med(rs, 'wal_bytes_per_s')), '.2f')} "
+                             f"| {fmt(med(rs, 'lw_waits_per_txn'), '.3g')} "
                              f"| {top_tranches(reps, details)} |")
         lines.append("")
         lines += caps_table(w, cfgs, clients, prof, caps, cores)

@@ -222,6 +222,10 @@ class Server:
                          "WHERE source NOT IN ('default', 'override') ORDER BY name")
         return dict(r.split("=", 1) for r in rows.splitlines() if "=" in r)
 
+    def wal_insert_lsn(self):
+        """Where WAL insertion is, in bytes since the start of WAL."""
+        return int(self.psql("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn"))
+
     def version(self):
         return sh([self.bin("postgres"), "--version"]).strip()
 

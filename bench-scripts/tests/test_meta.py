@@ -10,19 +10,25 @@ from pathlib import Path
 from flexbench import config, machine, meta
 
 STAT_BEFORE = "cpu  100 10 50 800 40 5 5 0 0 0\ncpu0 50 5 25 400 20 2 3 0 0 0\nintr 1 2 3\n"
-STAT_AFTER = "cpu  400 30 160 1100 140 15 15 0 0 0\ncpu0 200 15 80 550 70 7 8 0 0 0\n"
+STAT_AFTER = "cpu  400 30 160 1100 140 15 15 50 0 0\ncpu0 200 15 80 550 70 7 8 0 0 0\nctxt 123456\n"
 
 
 class CPUTest(unittest.TestCase):
     def test_delta_of_proc_stat(self):
         before, after = machine.cpu_times(STAT_BEFORE), machine.cpu_times(STAT_AFTER)
         self.assertEqual(before, [100, 10, 50, 800, 40, 5, 5, 0])
-        # deltas: user 300 + nice 20, system 110 + irq 10 + softirq 10, idle 300, iowait 100; total 850
+        # deltas: user 300 + nice 20, system 110 + irq 10 + softirq 10, idle 300, iowait 100,
+        # steal 50; total 900
         self.assertEqual(machine.cpu_delta(before, after),
-                         {"cpu_user_pct": 37.6, "cpu_system_pct": 15.3, "cpu_idle_pct": 35.3,
-                          "cpu_iowait_pct": 11.8})
+                         {"cpu_user_pct": 35.6, "cpu_system_pct": 14.4, "cpu_idle_pct": 33.3,
+                          "cpu_iowait_pct": 11.1, "cpu_steal_pct": 5.6})
         self.assertEqual(machine.cpu_delta(before, before), {})
         self.assertEqual(machine.cpu_delta(None, after), {})
+
+    def test_context_switches(self):
+        self.assertEqual(machine.context_switches(STAT_AFTER), 123456)
+        self.assertIsNone(machine.context_switches(STAT_BEFORE))
+        self.assertGreater(machine.context_switches(), 0)
 
     def test_this_machine(self):
         t = machine.cpu_times()

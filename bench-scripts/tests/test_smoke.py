@@ -63,6 +63,13 @@ class SmokeTest(unittest.TestCase):
             # can be any share, so only the upper bound holds)
             self.assertTrue(all(c >= 0 for c in cpu) and sum(cpu) <= 100.5, cpu)
             self.assertGreater(cpu[0], 0)
+            # what a machine profile needs of each point (issue 43): context
+            # switches and WAL written per second, the hypervisor's steal
+            self.assertGreater(float(r["ctxt_per_s"]), 0)
+            self.assertGreaterEqual(float(r["wal_bytes_per_s"]), 0)
+            if r["workload"] == "insert-10":
+                self.assertGreater(float(r["wal_bytes_per_s"]), 100 * float(r["tps"]), "insert-10 writes WAL")
+            self.assertGreaterEqual(float(r["cpu_steal_pct"]), 0)
             self.assertGreater(int(r["transactions"]), 0)
             self.assertGreater(float(r["lw_acquires_per_txn"]), 0, "lock statistics deltas recorded")
             self.assertTrue((out / "raw" / f"{r['run']}.txt").is_file())
