@@ -183,7 +183,7 @@ for the plots), nothing else.  Unpack anywhere and run:
     ./flexbench machine-profile              # the machine's figures alone
 
 Every run first measures the machine (\`machine-profile.json\` in its run
-directory, about 20 s; \`--no-machine-profile\` skips it): the time a cache
+directory, about a minute; \`--no-machine-profile\` skips it): the time a cache
 line takes between two cores, an atomic operation on one, a process woken
 through a semaphore, and the WAL device's flush (pg_test_fsync), with the
 cores, CPU model, clock and kernel, so that results from this machine can be

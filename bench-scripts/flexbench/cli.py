@@ -50,7 +50,7 @@ def add_bench_commands(sub):
     r.add_argument("--machine-profile", action=argparse.BooleanOptionalAction, default=None,
                    help="before the runs, measure the machine's cache-line transfer, semaphore wake-up "
                         "and WAL flush times into machine-profile.json of the run directory (default: on "
-                        "where bench-scripts/machine/pingpong is built or gcc can build it; about 20 s)")
+                        "where bench-scripts/machine/pingpong is built or gcc can build it; about a minute)")
     r.set_defaults(func=cmd_run, usage=r.format_usage)
     sub.add_parser("list", help="list workloads and presets").set_defaults(func=cmd_list)
     p = sub.add_parser("parse", help="parse a saved pgbench output")
