@@ -42,7 +42,9 @@ class BaselineError(Exception):
 
 class Calibration:
     """One calibration file: its machine, cores, clients and the median
-    throughput of each workload."""
+    throughput of each workload.  MACHINE names the file
+    (calibration/MACHINE-stock.json); a calibration without "cores" (before
+    2026-11-28) takes them from machines/MACHINE.json."""
 
     def __init__(self, machine, cores, clients, tps):
         self.machine, self.cores, self.clients, self.tps = machine, cores, clients, tps
@@ -56,10 +58,13 @@ def load_calibration(machine, root=HERE):
     if not cal.exists():
         raise BaselineError(f"no calibration {cal}")
     d = json.loads(cal.read_text())
-    prof = P.load_profile(P.machine_profile_path(machine))
-    cores = prof["machine"].get("logical_cpus")
+    cores = d.get("cores")          # calibrations since 2026-11-28 say; else the machine's profile
     if not cores:
-        raise BaselineError(f"the profile of {machine} does not say how many CPUs it has")
+        prof = P.load_profile(P.machine_profile_path(machine))
+        cores = prof["machine"].get("logical_cpus")
+    if not cores:
+        raise BaselineError(f"neither the calibration {cal.name} nor the profile of {machine} says how many "
+                            "CPUs it ran on")
     return Calibration(machine, int(cores), int(d.get("clients", 1)),
                        {w: v["median"]["tps"] for w, v in d["workloads"].items()})
 

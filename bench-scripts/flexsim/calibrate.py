@@ -154,7 +154,7 @@ def main(argv=None):
     gucs = {k: v for k, v in variant_settings(a.variant).items() if not k.startswith("flexlock_test.")}
     srv.set_variant(a.variant, gucs)
     result = {"format": "flexsim calibration 1", "variant": a.variant, "secs": a.secs, "reps": a.reps,
-              "clients": a.clients,
+              "clients": a.clients, "cores": os.cpu_count(),
               "settings": {k: v for k, v in base.items() if k not in ("listen_addresses", "log_line_prefix")},
               "workloads": {}}
     try:
