@@ -30,9 +30,9 @@ def machine_facts():
 CPU_FIELDS = ["cpu_user_pct", "cpu_system_pct", "cpu_idle_pct", "cpu_iowait_pct"]
 
 
-def cpu_times(text=None):
-    """The machine's CPU time by state (the 'cpu' line of /proc/stat, in
-    clock ticks): user, nice, system, idle, iowait, irq, softirq, steal."""
+def _proc_stat_fields(key, text=None):
+    """The numbers of /proc/stat's line KEY (or of text, its contents), or
+    None if it cannot be read or has no such line."""
     if text is None:
         try:
             text = Path("/proc/stat").read_text()
@@ -40,15 +40,24 @@ def cpu_times(text=None):
             return None
     for line in text.splitlines():
         f = line.split()
-        if f and f[0] == "cpu":
-            vals = [int(x) for x in f[1:9]]
-            return vals + [0] * (8 - len(vals))
+        if f and f[0] == key:
+            return [int(x) for x in f[1:]]
     return None
+
+
+def cpu_times(text=None):
+    """The machine's CPU time by state (the 'cpu' line of /proc/stat, in
+    clock ticks): user, nice, system, idle, iowait, irq, softirq, steal."""
+    f = _proc_stat_fields("cpu", text)
+    if f is None:
+        return None
+    vals = f[:8]
+    return vals + [0] * (8 - len(vals))
 
 
 def cpu_delta(before, after):
     """Percentages of the machine's CPU time over an interval: user (with
-    nice), system (with irq and softirq), idle, iowait; steal is the rest.
+    nice), system (with irq and softirq), idle, iowait and steal.
     Empty if /proc/stat could not be read."""
     if before is None or after is None:
         return {}
@@ -65,13 +74,5 @@ def cpu_delta(before, after):
 def context_switches(text=None):
     """The machine's context switches since boot (the 'ctxt' line of
     /proc/stat), or None."""
-    if text is None:
-        try:
-            text = Path("/proc/stat").read_text()
-        except OSError:
-            return None
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) == 2 and f[0] == "ctxt":
-            return int(f[1])
-    return None
+    f = _proc_stat_fields("ctxt", text)
+    return f[0] if f else None

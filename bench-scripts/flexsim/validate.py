@@ -188,9 +188,9 @@ def by_clients(allrows, why=None):
     clients = sorted({int(r["clients"]) for r in scored})
     err = {}
     for r in scored:
-        err.setdefault((r["model_version"], int(r["clients"])), []).append(
-            abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1))
-        err.setdefault((r["model_version"], "all"), []).append(err[(r["model_version"], int(r["clients"]))][-1])
+        e = abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1)
+        for c in (int(r["clients"]), "all"):
+            err.setdefault((r["model_version"], c), []).append(e)
 
     def cell(v, c):
         e = err.get((v, c))
