@@ -93,10 +93,11 @@ want_v() {
 	case " $variant_suites " in *" $1 "*) return 0 ;; *) return 1 ;; esac
 }
 
-passed=0
-failed=0
-failures=()
 t_start=$SECONDS
+# Each suite's outcome, one line each ("ok NAME" or "FAIL NAME: LOGDIR/"):
+# a file, so that suites run in the second lane (below) count too.
+RESULTS=$CHK/results.txt
+mkdir -p "$CHK" && : >"$RESULTS"
 
 # suite NAME KEEP CMD...: run CMD as the test user with output in a log; on
 # failure copy KEEP (files or directories, may be absent) next to the log.
@@ -114,15 +115,14 @@ suite() {
 	fi
 	local secs=$((SECONDS - t0))
 	if [ $rc -eq 0 ]; then
-		passed=$((passed + 1))
+		echo "ok $name" >>"$RESULTS"
 		printf 'ok    %-24s %4d s\n' "$name" "$secs"
 	else
-		failed=$((failed + 1))
 		local k
 		for k in $keep; do
 			[ -e "$k" ] && cp -r "$k" "$dir/" 2>/dev/null
 		done
-		failures+=("$name: $(rel "$dir")/")
+		echo "FAIL $name: $(rel "$dir")/" >>"$RESULTS"
 		printf 'FAIL  %-24s %4d s  -> %s/\n' "$name" "$secs" "$(rel "$dir")"
 		grep -E '(^not ok|Failed test|^FATAL|FAILED|^# [0-9]+ of [0-9]+ tests failed|^not ok [0-9]+ +[-+] )' \
 			"$dir/output.log" | head -n 8 | sed 's/^/      /' || true
@@ -219,26 +219,36 @@ vcheck_into() {
 }
 
 per_variant_suites="regress isolation amcheck sql recovery"
-for v in "${variants[@]}"; do
-	conf=$FLEXLOCK_TOP/variants/$v.conf
-	vc=$CHK/variant-check/$v
-	rm -rf "$vc"
-	perl "$FLEXLOCK_TOP/scripts/variant-check.pl" "$conf" "$vc" ||
-		die "could not write the check of variants/$v.conf (scripts/variant-check.pl)"
-	hand_over "$vc"
-	if [ "$CHECK_MATRIX" = light ]; then
-		variant_suites=$(variant_key "$conf" light_suites) || variant_suites=$per_variant_suites
-		rtests=$(variant_key "$conf" light_recovery_tests) || rtests=$(variant_key "$conf" recovery_tests) || rtests=
-	else
-		variant_suites=$(variant_key "$conf" full_suites) || variant_suites=$per_variant_suites
-		rtests=$(variant_key "$conf" recovery_tests) || rtests=
-	fi
+
+# The per-variant suites run in two lanes: regress and the recovery tests
+# (027_stream_regress is regress again), which keep both CPUs of a small
+# machine busy, in this shell, and isolation, amcheck and sql (they wait on
+# round trips and initdb, about one CPU between them) beside it, each
+# variant's two lanes joined before the next variant starts.  PostgreSQL's
+# suites are written to run side by side (meson test runs them so); every
+# suite has its own directory, server and socket directory.  CHECK_LANES=1
+# runs them one after another (docs/tests.md, "Two lanes").
+CHECK_LANES=${CHECK_LANES:-2}
+case $CHECK_LANES in
+1 | 2) ;;
+*) die "CHECK_LANES must be 1 or 2, not '$CHECK_LANES'" ;;
+esac
+
+lane_cpu() {
 	if want_v regress; then
 		vcheck_into sql "$OBJ/src/test/regress"
 		suite "regress[$v]" "$OBJ/src/test/regress/regression.diffs $OBJ/src/test/regress/log" \
 			make -C "$OBJ/src/test/regress" check NO_TEMP_INSTALL=1 NO_LOCALE=1 TEMP_CONFIG="$conf" \
 			EXTRA_TESTS=flexlock_variant
 	fi
+	if want_v recovery && [ -n "$prove_tests" ]; then
+		suite "recovery[$v]" "$OBJ/src/test/recovery/tmp_check/log" \
+			env FLEXLOCK_VARIANT_CHECK="$vc/check.sql" \
+			make -C "$OBJ/src/test/recovery" check NO_TEMP_INSTALL=1 PROVE_TESTS="$prove_tests" TEMP_CONFIG="$conf"
+	fi
+}
+
+lane_others() {
 	if want_v isolation; then
 		vcheck_into spec "$OBJ/src/test/isolation/output_iso"
 		suite "isolation[$v]" "$OBJ/src/test/isolation/output_iso/regression.diffs $OBJ/src/test/isolation/output_iso/log" \
@@ -263,19 +273,41 @@ for v in "${variants[@]}"; do
 			--inputdir="$FLEXLOCK_TOP" --expecteddir="$d" --outputdir="$d" \
 			--temp-config="$conf" --no-locale $tests flexlock_variant
 	fi
-	if want_v recovery; then
-		if [ -n "$rtests" ]; then
-			prove_tests=
-			for t in $rtests; do
-				[ -f "$TREE/src/test/recovery/t/$t.pl" ] ||
-					die "variants/$v.conf names recovery test '$t', which $(rel "$TREE")/src/test/recovery/t/ lacks"
-				prove_tests+="${prove_tests:+ }t/$t.pl"
-			done
-			prove_tests+=" $FLEXLOCK_TOP/t/variant/applied.pl"
-			suite "recovery[$v]" "$OBJ/src/test/recovery/tmp_check/log" \
-				env FLEXLOCK_VARIANT_CHECK="$vc/check.sql" \
-				make -C "$OBJ/src/test/recovery" check NO_TEMP_INSTALL=1 PROVE_TESTS="$prove_tests" TEMP_CONFIG="$conf"
-		fi
+}
+
+for v in "${variants[@]}"; do
+	conf=$FLEXLOCK_TOP/variants/$v.conf
+	vc=$CHK/variant-check/$v
+	rm -rf "$vc"
+	perl "$FLEXLOCK_TOP/scripts/variant-check.pl" "$conf" "$vc" ||
+		die "could not write the check of variants/$v.conf (scripts/variant-check.pl)"
+	hand_over "$vc"
+	if [ "$CHECK_MATRIX" = light ]; then
+		variant_suites=$(variant_key "$conf" light_suites) || variant_suites=$per_variant_suites
+		rtests=$(variant_key "$conf" light_recovery_tests) || rtests=$(variant_key "$conf" recovery_tests) || rtests=
+	else
+		variant_suites=$(variant_key "$conf" full_suites) || variant_suites=$per_variant_suites
+		rtests=$(variant_key "$conf" recovery_tests) || rtests=
+	fi
+	prove_tests=
+	if want_v recovery && [ -n "$rtests" ]; then
+		for t in $rtests; do
+			[ -f "$TREE/src/test/recovery/t/$t.pl" ] ||
+				die "variants/$v.conf names recovery test '$t', which $(rel "$TREE")/src/test/recovery/t/ lacks"
+			prove_tests+="${prove_tests:+ }t/$t.pl"
+		done
+		prove_tests+=" $FLEXLOCK_TOP/t/variant/applied.pl"
+	fi
+	if [ "$CHECK_LANES" = 2 ]; then
+		# the second lane's lines are printed when the variant is done
+		lane_others >"$CHK/lane.out" 2>&1 &
+		lane=$!
+		lane_cpu
+		wait $lane
+		cat "$CHK/lane.out"
+	else
+		lane_cpu
+		lane_others
 	fi
 done
 
@@ -308,11 +340,13 @@ if want aarch64; then
 fi
 
 total=$((SECONDS - t_start))
+passed=$(grep -c '^ok ' "$RESULTS" || true)
+failed=$(grep -c '^FAIL ' "$RESULTS" || true)
 echo
-if [ $failed -gt 0 ]; then
+if [ "$failed" -gt 0 ]; then
 	echo "Failed suites (logs, and regression.diffs where there are any):"
-	printf '  %s\n' "${failures[@]}"
+	sed -n 's/^FAIL /  /p' "$RESULTS"
 fi
 echo "make check took $((total / 60)) min $((total % 60)) s"
 echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+[ "$failed" -eq 0 ]
