@@ -192,6 +192,19 @@ def check_installed(build):
 def resolve(args):
     """Fill the run options from the preset, then check everything before
     anything starts."""
+    args = resolve_matrix(args)
+    if args.out is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        args.out = str(RESULTS / f"{stamp}-{args.preset or 'custom'}")
+    if Path(args.out).exists():
+        raise UsageError(f"output directory {args.out} exists; name a new one with --out")
+    return args
+
+
+def resolve_matrix(args):
+    """resolve() but for the run directory: what a run of these options
+    measures (flexsim's validation predicts a declared run's points before
+    it exists)."""
     preset = {}
     if args.preset:
         path = PRESETS / f"{args.preset}.conf"
@@ -251,9 +264,4 @@ def resolve(args):
     if mprof is None:
         mprof = preset.get("machine_profile", "on").lower() not in ("off", "false", "0", "no")
     args.machine_profile = mprof
-    if args.out is None:
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        args.out = str(RESULTS / f"{stamp}-{args.preset or 'custom'}")
-    if Path(args.out).exists():
-        raise UsageError(f"output directory {args.out} exists; name a new one with --out")
     return args

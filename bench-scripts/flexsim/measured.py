@@ -18,7 +18,7 @@ SIXTEEN = Path(__file__).resolve().parents[2] / "results" / "2026-11-22-16core"
 
 class MeasuredPoint:
     __slots__ = ("run", "workload", "build", "variant", "clients", "tps", "reps", "transactions", "tranches",
-                 "counters", "latency_ms", "cpu_idle")
+                 "counters", "latency_ms", "cpu_idle", "rep_tps")
 
     def __repr__(self):
         return f"{self.run}:{self.workload}/{self.build}/{self.variant}/{self.clients}: {self.tps:.0f} tps"
@@ -43,6 +43,7 @@ def load_run(path):
         m.workload, m.build, m.variant, m.clients = w, b, v, c
         m.tps = statistics.median(float(r["tps"]) for r in rs)
         m.reps = [float(r["tps"]) for r in rs]
+        m.rep_tps = {int(r["rep"]): float(r["tps"]) for r in rs if r.get("rep", "").isdigit()}
         m.latency_ms = statistics.median(float(r["latency_avg_ms"]) for r in rs)
         idle = [float(r["cpu_idle_pct"]) for r in rs if r.get("cpu_idle_pct") not in (None, "", "-")]
         m.cpu_idle = statistics.median(idle) if idle else None

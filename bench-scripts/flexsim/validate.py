@@ -1,12 +1,18 @@
 """The simulator's validation, in two steps so that predictions are
 committed before they meet a measurement:
 
-  python3 -m flexlab sim validate predict --set sixteen|DIR --out RESULTS [--scale NAME=F ...] [--tag TAG]
+  python3 -m flexlab sim validate predict --set sixteen|DIR|PLAN --out RESULTS [--scale NAME=F ...] [--tag TAG]
       simulates every point of a set (sixteen: the 74 pgbench points of the
       16-core run of 2026-11-22; DIR: a flexbench run directory of this
       machine) and writes RESULTS/predictions-<model version>[-TAG].csv
       and .json (the simulator's own counters per point).  Reads the
       points' settings only, never their measured figures.
+
+  python3 -m flexlab sim validate runs --plan PLAN
+      runs the runs of a plan (a file of lines 'NAME flexbench-run-options';
+      run NAME goes to the directory NAME next to the file) that have not
+      been run.  --set PLAN names the plan's points: predict reads them
+      from the plan's options (before any run), compare from its runs.
 
   python3 -m flexlab sim validate compare --out RESULTS [--set ...] [--calibrations M1,M2,...]
       joins every predictions-*.csv of RESULTS with the measurements and
@@ -39,7 +45,9 @@ comparison): the A/A points (aa-calibration/) and the group-commit points
 import argparse
 import csv
 import json
+import shlex
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -84,15 +92,94 @@ def row_variant(m):
     return "stock" if m.variant == "stock-again" else m.variant
 
 
-def points_of(setname):
+def plan_runs(plan):
+    """[(name, options)] of a plan: a file of lines 'NAME OPTIONS...', each
+    run NAME a flexbench run (`flexlab bench run OPTIONS --out NAME`, the
+    directory NAME next to the file), '#' starting a comment.  A plan is
+    written and committed before its runs, with the predictions of their
+    points (DECLARED-v4.md)."""
+    plan = Path(plan)
+    runs = []
+    for i, ln in enumerate(plan.read_text().splitlines(), 1):
+        ln = ln.split("#", 1)[0].strip()
+        if not ln:
+            continue
+        name, *opts = shlex.split(ln)
+        if "/" in name or name.startswith("-"):
+            raise SystemExit(f"{plan}:{i}: a run's name comes first, a directory name, not {name!r}")
+        if "--out" in opts:
+            raise SystemExit(f"{plan}:{i}: --out is the run's name, the line's first word")
+        runs.append((name, opts, i))
+    if not runs:
+        raise SystemExit(f"{plan}: no runs")
+    return runs
+
+
+def planned_points(plan):
+    """The points the runs of a plan measure (as flexbench's matrix makes
+    them), without measurements: what a prediction of the plan reads."""
+    from flexbench import cli as FC
+    from flexbench import config as FCF
+    from flexbench.matrix import Matrix
+    plan = Path(plan)
+    pts = []
+    for name, opts, i in plan_runs(plan):
+        try:
+            args = FCF.resolve_matrix(FC.build_parser().parse_args(["run", *opts, "--out", str(plan.parent / name)]))
+        except FCF.UsageError as e:
+            raise SystemExit(f"{plan}:{i}: {e}")
+        mx = Matrix(args)
+        for w in args.workloads:
+            for b, v in mx.configs(w):
+                for c in args.clients:
+                    m = MS.MeasuredPoint()
+                    m.run, m.workload, m.build, m.variant, m.clients = name, w, b, v, c
+                    pts.append(m)
+    return pts
+
+
+def points_of(setname, planned=False):
+    """(points, cores) of a set: sixteen, a flexbench run directory of this
+    machine, or a plan file (planned: its points before they are measured;
+    else the measured points of its runs)."""
     if setname == "sixteen":
         return MS.sixteen_core_points(), 16
+    if Path(setname).is_file():
+        if planned:
+            return planned_points(setname), 2
+        pts = []
+        for name, _, _ in plan_runs(setname):
+            d = Path(setname).parent / name
+            if not (d / "runs.csv").is_file():
+                raise SystemExit(f"{setname}: run {name} has not been run ({d}/runs.csv is missing)")
+            pts += MS.load_run(d)
+        return pts, 2
     pts = MS.load_run(setname)
     return pts, 2
 
 
+def cmd_runs(a):
+    """Run a plan's runs that have not been run, in the plan's order, each
+    with flexbench (`flexlab bench run OPTIONS --out DIR/NAME`)."""
+    plan = Path(a.plan)
+    planned_points(plan)                          # every line checked before any run starts
+    for name, opts, _ in plan_runs(plan):
+        d = plan.parent / name
+        if (d / "runs.csv").is_file():
+            print(f"validate: {name} has been run ({d}), not again", flush=True)
+            continue
+        if d.exists():
+            raise SystemExit(f"{d} exists but has no runs.csv (an interrupted run?): remove it to run {name}")
+        cmd = [sys.executable, "-m", "flexlab", "bench", "run", *opts, "--out", str(d)]
+        print(f"validate: {name}: {' '.join(cmd[1:])}", flush=True)
+        rc = subprocess.run(cmd).returncode
+        if rc != 0:
+            raise SystemExit(f"validate: run {name} failed (exit {rc})")
+    return 0
+
+
 def cmd_predict(a):
-    pts, cores = points_of(a.set)
+    pts, cores = points_of(a.set, planned=True)
     if a.traces_machine:
         P.machine_profile_path(a.traces_machine)
         PR.set_traces_machine(a.traces_machine)
@@ -300,6 +387,8 @@ def summary(version, rows, meas, out, cores):
                          f"{'' if decided or not ok else ' (predicted within 0.9-1.1)'} |")
         lines += ["", f"Same side of 1: **{same} of {len(CLEAR_PAIRS)}**; of them predicted clear (outside "
                       f"0.9-1.1, as the pair was measured): **{clear}**.", ""]
+    elif any(r["variant"] != "stock" for r in rows):
+        lines += run_pairs(rows, meas)
     lines += ["### Every point", "",
               "| point | measured tps | predicted tps | error | calibration | top simulated waits (sleeps/txn, us/txn) | "
               "top measured waits |", "|---|---:|---:|---:|---|---|---|"]
@@ -320,6 +409,39 @@ def summary(version, rows, meas, out, cores):
         lines.append(f"| {r['point']} | {r['measured_tps']} | {r['predicted_tps']} | {e:+.0%} | {r['calibration']} | "
                      f"{sdesc or '-'} | {mdesc or '-'} |")
     lines.append("")
+    return lines
+
+
+def run_pairs(rows, meas):
+    """The variant pairs of a 2-core set: each variant point against stock
+    of the same run and clients, the measured ratio with its interval from
+    the interleaved repetitions (flexbench.stats), the predicted ratio; a
+    pair is clear when its interval excludes 1 and its ratio lies outside
+    0.9-1.1 (issue 43), and predicted right when the prediction lies on the
+    same side of 1 and outside 0.9-1.1."""
+    from flexbench import stats
+    by = {(r["point"].split("/")[1], r["workload"], r["variant"], int(r["clients"])): r for r in rows}
+    lines = ["### Variant pairs (variant / stock of the same run, same clients)", "",
+             "| run | workload | variant | clients | measured [interval, coverage] | clear | predicted | "
+             "predicted clear, same side |", "|---|---|---|---:|---|---|---:|---|"]
+    clear = right = 0
+    for (run, w, v, c), a_ in sorted(by.items()):
+        b_ = by.get((run, w, "stock", c))
+        if v == "stock" or b_ is None:
+            continue
+        cmp = stats.compare(meas[a_["point"]].rep_tps, meas[b_["point"]].rep_tps)
+        if cmp is None:
+            continue
+        is_clear = not (cmp["low"] <= 1 <= cmp["high"]) and not 0.9 <= cmp["ratio"] <= 1.1
+        pr = (float(a_["predicted_tps"]) / float(b_["predicted_tps"])
+              if a_["predicted_tps"] != "" and b_["predicted_tps"] != "" else None)
+        ok = pr is not None and (pr < 1) == (cmp["ratio"] < 1) and not 0.9 <= pr <= 1.1
+        clear += is_clear
+        right += is_clear and ok
+        lines.append(f"| {run} | {w} | {v} | {c} | {cmp['ratio']:.3f} [{cmp['low']:.3f}, {cmp['high']:.3f}, "
+                     f"{cmp['coverage']:.0%}] | {'yes' if is_clear else 'no'} | "
+                     f"{'-' if pr is None else f'{pr:.3f}'} | {('yes' if ok else 'no') if is_clear else '-'} |")
+    lines += ["", f"Clear pairs measured: **{clear}**; of them predicted clear on the same side: **{right}**.", ""]
     return lines
 
 
@@ -485,11 +607,13 @@ def main(argv=None):
     c.add_argument("--out", required=True)
     c.add_argument("--calibrations", help="the calibrations the simulator was given, by machine name "
                    "(flexsim/calibration/NAME-stock.json), for the baselines")
+    ru = sub.add_parser("runs")
+    ru.add_argument("--plan", required=True, help="a plan file (lines 'NAME flexbench run options')")
     cb = sub.add_parser("combine")
     cb.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     return {"predict": cmd_predict, "compare": cmd_compare, "sensitivity": cmd_sensitivity,
-            "combine": cmd_combine}[a.cmd](a)
+            "combine": cmd_combine, "runs": cmd_runs}[a.cmd](a)
 
 
 if __name__ == "__main__":

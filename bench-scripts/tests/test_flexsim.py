@@ -852,6 +852,76 @@ class Layout(unittest.TestCase):
                 self.assertEqual([ln for ln in f.read_text().splitlines() if pieces.search(ln)], [])
 
 
+class Plans(unittest.TestCase):
+    """validate's plans: a blind check's runs declared in a file, their
+    points predicted before any of them runs, and the variant pairs scored
+    with the runs' own intervals (issue 43, item 4)."""
+
+    def plan(self, d, text):
+        p = Path(d) / "PLAN"
+        p.write_text(text)
+        return p
+
+    def test_planned_points(self):
+        """The points are flexbench's matrix of each line's options, named
+        as compare names the measured ones; compare refuses runs not run."""
+        import tempfile
+        from flexsim import validate as V
+        with tempfile.TemporaryDirectory() as d:
+            plan = self.plan(d, "# the stock half\nstock --preset flexsim-idle --builds cassert  # 56 points\n\n"
+                                "pairs --workloads insert-1000,wal-emit-small --variants stock,walinsert-1 "
+                                "--clients 1,64 --builds cassert\n")
+            pts, cores = V.points_of(str(plan), planned=True)
+            names = [V.point_name(m, cores) for m in pts]
+            self.assertEqual((len(pts), cores), (56 + 8, 2))
+            self.assertEqual(len(set(names)), len(names))
+            self.assertIn("2core/stock/select-only/cassert-stock/c1", names)
+            self.assertIn("2core/pairs/wal-emit-small/cassert-walinsert-1/c64", names)
+            with self.assertRaisesRegex(SystemExit, "run stock has not been run"):
+                V.points_of(str(plan))
+
+    def test_bad_plans(self):
+        import tempfile
+        from flexsim import validate as V
+        with tempfile.TemporaryDirectory() as d:
+            for text, msg in (("", "no runs"), ("a/b --preset quick", "a run's name comes first"),
+                              ("x --preset quick --out y", "--out is the run's name"),
+                              ("x --workloads no-such --builds cassert", r"PLAN:1: unknown workload")):
+                with self.subTest(text), self.assertRaisesRegex(SystemExit, msg):
+                    V.planned_points(self.plan(d, text + "\n"))
+
+    def test_run_pairs(self):
+        """A pair is clear when its interval (here min..max of 3 paired
+        ratios) excludes 1 and its ratio lies outside 0.9-1.1; predicted
+        right when on the same side and outside 0.9-1.1."""
+        from flexsim import measured as MS
+        from flexsim import validate as V
+        rows, meas = [], {}
+
+        def point(run, v, c, reps, pred):
+            m = MS.MeasuredPoint()
+            m.run, m.workload, m.build, m.variant, m.clients = run, "w", "patched", v, c
+            m.rep_tps = dict(enumerate(reps, 1))
+            name = V.point_name(m, 2)
+            meas[name] = m
+            rows.append({"point": name, "workload": "w", "variant": v, "clients": c, "predicted_tps": pred})
+
+        point("r", "stock", 1, [100, 100, 100], 100)
+        point("r", "v", 1, [80, 82, 78], 85)            # clear, predicted right
+        point("r", "stock", 2, [100, 100, 100], 100)
+        point("r", "v", 2, [80, 82, 78], 95)            # clear, predicted within 0.9-1.1
+        point("r", "stock", 4, [100, 100, 100], 100)
+        point("r", "v", 4, [95, 105, 99], 80)           # interval holds 1: not clear
+        point("s", "v", 4, [80, 80, 80], 50)            # no stock in its run: no pair
+        lines = V.run_pairs(rows, meas)
+        body = [ln for ln in lines if ln.startswith("| r |")]
+        self.assertEqual(len(body), 3)
+        self.assertIn("| 0.800 [0.780, 0.820, 75%] | yes | 0.850 | yes |", body[0])
+        self.assertIn("| yes | 0.950 | no |", body[1])
+        self.assertIn("| no | 0.800 | - |", body[2])
+        self.assertIn("Clear pairs measured: **2**; of them predicted clear on the same side: **1**.", lines)
+
+
 class Predict(unittest.TestCase):
     def _main(self, *args):
         from io import StringIO
