@@ -248,13 +248,15 @@ def _ratio_side(r):
     return "below 1" if r < 1 else "above 1"
 
 
-def baseline_rows(pts, cores, cals):
+def baseline_rows(pts, cores, cals, flat_cals=None):
     """Rows of validation.csv for each baseline over the measured points,
-    and for each baseline that could not be fitted, why."""
+    and for each baseline that could not be fitted, why.  flat_cals: the
+    calibrations flat uses, where a declaration names fewer than USL's."""
     rows, why = [], {}
     for name in B.NAMES:
+        use = flat_cals if name == "flat" and flat_cals else cals
         try:
-            pred = [(m, B.predict(name, cals, m.workload, cores, m.clients)) for m in pts]
+            pred = [(m, B.predict(name, use, m.workload, cores, m.clients)) for m in pts]
         except B.BaselineError as e:
             why[name] = str(e)
             continue
@@ -315,13 +317,18 @@ def cmd_compare(a):
     if a.calibrations:
         try:
             cals = [B.load_calibration(n) for n in a.calibrations.split(",")]
+            flat_cals = [B.load_calibration(n) for n in a.flat_calibrations.split(",")] \
+                if a.flat_calibrations else None
         except (B.BaselineError, P.ProfileError) as e:
             raise SystemExit(f"--calibrations: {e}")
-        brows, why = baseline_rows(pts, cores, cals)
+        brows, why = baseline_rows(pts, cores, cals, flat_cals)
         allrows += brows
-        (out / "baselines.inputs.json").write_text(json.dumps(
-            {"calibrations": [{"machine": c.machine, "cores": c.cores, "clients": c.clients} for c in cals],
-             "not_fitted": why}, indent=1) + "\n")
+        desc = [{"machine": c.machine, "cores": c.cores, "clients": c.clients} for c in cals]
+        inputs = {"calibrations": desc, "not_fitted": why}
+        if flat_cals:
+            inputs["flat_calibrations"] = [{"machine": c.machine, "cores": c.cores, "clients": c.clients}
+                                           for c in flat_cals]
+        (out / "baselines.inputs.json").write_text(json.dumps(inputs, indent=1) + "\n")
     with open(out / "validation.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
@@ -331,7 +338,8 @@ def cmd_compare(a):
     lines = [f"# Validation: {a.set}", ""]
     if a.calibrations:
         lines += ["## Every version against the baselines, by client count", "",
-                  f"Baselines (flexsim/baselines.py) from the calibrations {a.calibrations}.", ""]
+                  f"Baselines (flexsim/baselines.py) from the calibrations {a.calibrations}"
+                  + (f" (flat from {a.flat_calibrations})" if a.flat_calibrations else "") + ".", ""]
         lines += by_clients(allrows, why) + [""]
     for v in versions:
         rows = [r for r in allrows if r["model_version"] == v]
@@ -607,6 +615,8 @@ def main(argv=None):
     c.add_argument("--out", required=True)
     c.add_argument("--calibrations", help="the calibrations the simulator was given, by machine name "
                    "(flexsim/calibration/NAME-stock.json), for the baselines")
+    c.add_argument("--flat-calibrations", help="the calibrations the flat baseline uses, where a declaration "
+                   "names fewer than USL's (default: --calibrations)")
     ru = sub.add_parser("runs")
     ru.add_argument("--plan", required=True, help="a plan file (lines 'NAME flexbench run options')")
     cb = sub.add_parser("combine")

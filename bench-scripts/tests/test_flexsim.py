@@ -811,13 +811,15 @@ class Baselines(unittest.TestCase):
     def test_committed_baselines_rows(self):
         """Every committed validation.csv that has baseline rows has them
         for each point it scores, as flat predicts from the calibrations
-        its baselines.inputs.json names."""
+        its baselines.inputs.json names for it."""
         from flexsim import baselines as B
         from flexsim import reproduce as RP
         n = 0
         for inp in sorted((TOP / "results").glob("*-flexsim-validation/*/baselines.inputs.json")):
             import json
-            cals = [B.load_calibration(c["machine"]) for c in json.loads(inp.read_text())["calibrations"]]
+            inputs = json.loads(inp.read_text())
+            cals = [B.load_calibration(c["machine"])
+                    for c in inputs.get("flat_calibrations", inputs["calibrations"])]
             rows = RP.read_rows(inp.parent / "validation.csv")
             flat = [r for r in rows if r["model_version"] == "flat"]
             sim = {r["point"] for r in rows if r["model_version"] not in B.NAMES}
