@@ -914,13 +914,19 @@ class Plans(unittest.TestCase):
         point("r", "v", 2, [80, 82, 78], 95)            # clear, predicted within 0.9-1.1
         point("r", "stock", 4, [100, 100, 100], 100)
         point("r", "v", 4, [95, 105, 99], 80)           # interval holds 1: not clear
+        point("r", "stock", 8, [100, 100, 100], 100)
+        point("r", "v", 8, [80, 120, 85], 80)           # ratio 0.85 but interval holds 1: not clear
+        point("r", "stock", 16, [100, 100, 100], 100)
+        point("r", "v", 16, [95, 96, 97], 80)           # interval without 1 but ratio 0.96: not clear
         point("s", "v", 4, [80, 80, 80], 50)            # no stock in its run: no pair
         lines = V.run_pairs(rows, meas)
         body = [ln for ln in lines if ln.startswith("| r |")]
-        self.assertEqual(len(body), 3)
+        self.assertEqual(len(body), 5)
         self.assertIn("| 0.800 [0.780, 0.820, 75%] | yes | 0.850 | yes |", body[0])
         self.assertIn("| yes | 0.950 | no |", body[1])
         self.assertIn("| no | 0.800 | - |", body[2])
+        self.assertIn("| 0.850 [0.800, 1.200, 75%] | no | 0.800 | - |", body[3])
+        self.assertIn("| 0.960 [0.950, 0.970, 75%] | no | 0.800 | - |", body[4])
         self.assertIn("Clear pairs measured: **2**; of them predicted clear on the same side: **1**.", lines)
 
 
