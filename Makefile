@@ -26,6 +26,8 @@
 #   MACHINE_PROFILE_OUT=dir  `make machine-profile`: where it goes (default: results/DATE-machine-HOST)
 #   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"  `make machine-profile`: more options
 #   WORKLOAD=w VARIANT=v PAIRS=w:v,... PAIRS_FILE=f TXNS=N TRACE_OUT=dir TRACE_ARGS="..."  `make trace` (SCALE too)
+#   CPUS=0 (0,2 or 0-3)  `make bench`, `machine-profile`, `trace`, `server`: the lab's commands, the servers
+#                        and pgbench they start confined to these CPUs, as a smaller machine (FLEXLOCK_CPUS)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
 #   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES= TRACES_MACHINE=  `make predict` (bench-scripts/flexsim)
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
@@ -40,6 +42,12 @@ export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS REPEA
 	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE \
 	RESULTS LAYERING_EXTRA_FUNCS LAYERING_FUNCS LAYERING_HELPERS LAYERING_TITLE \
 	MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
+
+# CPUS: the lab's commands (flexlab, flexbench.py) confine themselves and
+# what they start (bench-scripts/flexbench/machine.py, confine)
+ifneq ($(CPUS),)
+export FLEXLOCK_CPUS := $(CPUS)
+endif
 
 .PHONY: predict predict-check help deps postgres vanilla patched cassert tree export-patches \
 	check-patches check check-full check-soak bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \

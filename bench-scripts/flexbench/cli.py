@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __doc__ as package_doc
 from .config import BenchError, UsageError, Workload, list_presets, list_workloads, positive_ints, resolve
-from . import lwbench, machineprofile, trace
+from . import lwbench, machine, machineprofile, trace
 from .lwbench import lwlock_bench
 from .matrix import Matrix
 from .pgbench import parse_pgbench
@@ -84,6 +84,11 @@ def add_profile_options(mp):
     mp.add_argument("--fsync-seconds", help="seconds per pg_test_fsync test (default 2)")
     mp.add_argument("--data-dir", help="directory pg_test_fsync writes in (default: build/bench/machine-profile, "
                                        "where the benchmark's data goes)")
+    mp.add_argument("--from", dest="from_profile", metavar="PROFILE.json",
+                    help="with --assume: measure nothing, complete this measured profile")
+    mp.add_argument("--assume", metavar="FILE.json",
+                    help="with --from: named assumptions ({\"constants\": {name: {value, unit, range, source}}}) "
+                         "for the constants the profile could not measure (a one-CPU profile's cross-core figures)")
     mp.set_defaults(func=cmd_profile)
 
 
@@ -143,6 +148,11 @@ def build_parser(prog="flexbench"):
 
 
 def main(argv=None):
+    try:
+        machine.confine_from_env()
+    except machine.CpuListError as e:
+        print(f"flexbench: {e}", file=sys.stderr)
+        return 2
     return dispatch(build_parser().parse_args(argv))
 
 
@@ -270,6 +280,21 @@ def cmd_profile(args):
     out = Path(args.out) if args.out else machineprofile.default_out()
     if (out / "machine-profile.json").exists():
         raise UsageError(f"{out / 'machine-profile.json'} exists; name another directory with --out")
+    if bool(args.from_profile) != bool(args.assume):
+        raise UsageError("--from and --assume go together: a measured profile and the assumptions that complete it")
+    if args.assume:
+        loaded = []
+        for path in (args.from_profile, args.assume):
+            try:
+                loaded.append(json.loads(Path(path).read_text()))
+            except (OSError, ValueError) as e:
+                raise UsageError(f"{path}: {e}")
+        prof = machineprofile.complete(loaded[0], loaded[1], origin=args.assume)
+        out.mkdir(parents=True, exist_ok=True)
+        machineprofile.write(out, prof)
+        print(f"flexbench: {args.from_profile} with {len(prof['assumed_constants'])} named assumptions "
+              f"({', '.join(prof['assumed_constants'])}) in {out / 'machine-profile.json'}")
+        return 0
     prepare_run_user()
     prof = machineprofile.measure(out, reps=reps, fsync_secs=secs, datadir=args.data_dir)
     print(f"flexbench: {machineprofile.summary_line(prof)}")

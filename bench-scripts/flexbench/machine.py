@@ -6,6 +6,64 @@ import os
 import platform
 from pathlib import Path
 
+# CPUS=list (make) / FLEXLOCK_CPUS: confine a command and everything it
+# starts (servers, pgbench, the ping-pongs) to these CPUs, as a smaller
+# machine (issue 43's blind check (b): one core predicting two)
+CPUS_ENV = "FLEXLOCK_CPUS"
+
+
+class CpuListError(Exception):
+    pass
+
+
+def parse_cpu_list(spec):
+    """The CPUs of a list as taskset and cpusets write it ("0", "0,2",
+    "0-3,6"), as a sorted list; CpuListError for anything else."""
+    cpus = set()
+    for part in spec.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise CpuListError(f"CPUS={spec!r}: not a CPU list (write it as taskset does: 0 or 0,2 or 0-3)")
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if b < a:
+            raise CpuListError(f"CPUS={spec!r}: {part} is an empty range")
+        cpus.update(range(a, b + 1))
+    return sorted(cpus)
+
+
+def allowed_cpus():
+    """The CPUs this process may run on (its affinity), sorted."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def cores():
+    """How many CPUs this process and its children may use: the machine's,
+    or fewer where CPUS confined them."""
+    return len(allowed_cpus())
+
+
+def confine(spec):
+    """Confine this process, and so every process it starts, to the CPUs
+    of spec (sched_setaffinity, inherited across fork and exec)."""
+    want = parse_cpu_list(spec)
+    have = allowed_cpus()
+    missing = [c for c in want if c not in have]
+    if missing:
+        raise CpuListError(f"CPUS={spec}: no CPU {', '.join(map(str, missing))} here "
+                           f"(this process may use {', '.join(map(str, have))})")
+    os.sched_setaffinity(0, want)
+    return want
+
+
+def confine_from_env():
+    """confine() to $FLEXLOCK_CPUS where it is set; the CPUs, or None."""
+    spec = os.environ.get(CPUS_ENV, "").strip()
+    return confine(spec) if spec else None
+
 
 def machine_facts():
     model = ""
@@ -23,8 +81,12 @@ def machine_facts():
                 mem = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return {"cores": os.cpu_count(), "model": model, "memory_gib": round(mem / 2**30, 1),
+    facts = {"cores": cores(), "model": model, "memory_gib": round(mem / 2**30, 1),
             "kernel": platform.release(), "system": platform.system()}
+    if facts["cores"] != os.cpu_count():
+        facts["confined_to"] = allowed_cpus()
+        facts["machine_cpus"] = os.cpu_count()
+    return facts
 
 
 CPU_FIELDS = ["cpu_user_pct", "cpu_system_pct", "cpu_idle_pct", "cpu_iowait_pct"]

@@ -62,7 +62,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import config
+from . import config, machine
 from .config import BenchError, UsageError
 from .servers import as_user, run_user
 
@@ -248,14 +248,16 @@ def machine_section():
         clock, clock_source = round(float(ls["CPU max MHz"])), "lscpu CPU max MHz"
     elif mhz:
         clock, clock_source = round(statistics.median(mhz)), "/proc/cpuinfo cpu MHz (median of the CPUs)"
-    return {
+    sec = {
         "hostname": socket.gethostname(),
         "cpu_model": info.get("model name", ""),
         "vendor": info.get("vendor_id"),
         "family": int(info["cpu family"]) if info.get("cpu family", "").isdigit() else None,
         "model": int(info["model"]) if info.get("model", "").isdigit() else None,
         "stepping": int(info["stepping"]) if info.get("stepping", "").isdigit() else None,
-        "logical_cpus": os.cpu_count(),
+        # the CPUs the profile's processes may use (CPUS confines them: a
+        # smaller machine); confined_to and machine_cpus say so
+        "logical_cpus": machine.cores(),
         "physical_cores": len(set(topo.values())) or None,
         "sockets": len({p for p, _ in topo.values()}) or None,
         "threads_per_core": int(ls["Thread(s) per core"]) if ls.get("Thread(s) per core", "").isdigit() else None,
@@ -273,6 +275,10 @@ def machine_section():
         "hypervisor": hyper,
         "container": container,
     }
+    if sec["logical_cpus"] != os.cpu_count():
+        sec["confined_to"] = machine.allowed_cpus()
+        sec["machine_cpus"] = os.cpu_count()
+    return sec
 
 
 def loadavg():
@@ -528,6 +534,10 @@ def fmt(v):
 def markdown(prof, reasoning=None):
     m = prof["machine"]
     head = "assumed, not measured" if prof.get("assumed") else f"measured {prof.get('measured_at', '')}"
+    if prof.get("assumed_constants"):
+        head += f"; {len(prof['assumed_constants'])} constants assumed: {', '.join(prof['assumed_constants'])}"
+    if m.get("confined_to"):
+        head += f"; confined to CPU {','.join(map(str, m['confined_to']))} of {m.get('machine_cpus')}"
     lines = [f"# Machine profile: {m.get('hostname') or m.get('cpu_model')} ({head})", ""]
     facts = [
         ("CPU", f"{m.get('cpu_model') or '-'} (vendor {fmt(m.get('vendor'))}, family {fmt(m.get('family'))}, "
@@ -580,6 +590,44 @@ def markdown(prof, reasoning=None):
         lines += [reasoning.rstrip(), ""]
     lines += ["The format: `bench-scripts/flexbench/machineprofile.py` and docs/benchmark.md (make machine-profile).", ""]
     return "\n".join(lines)
+
+
+def complete(prof, assumptions, origin=None):
+    """A measured profile completed with named assumptions for the
+    constants it could not measure (a profile taken with CPUS confining it
+    to one CPU has no cross-core figures): assumptions is
+    {"constants": {name: {"value", "unit", "range": [lo, hi], "source"}}}.
+    An assumption never replaces a measured figure.  The result lists
+    them in "assumed_constants"; each keeps "assumed": true."""
+    known = {k: unit for k, unit, _ in CONSTANTS}
+    out = json.loads(json.dumps(prof))
+    consts = out.setdefault("constants", {})
+    names = []
+    for name, a in sorted((assumptions.get("constants") or {}).items()):
+        if name not in known:
+            raise UsageError(f"assumption {name!r}: not a constant of a machine profile "
+                             f"(have: {', '.join(known)})")
+        if (consts.get(name) or {}).get("value") is not None:
+            raise UsageError(f"assumption {name!r}: the profile measured it ({consts[name]['value']} "
+                             f"{consts[name]['unit']}); an assumption does not replace a measurement")
+        missing = [k for k in ("value", "range", "source") if a.get(k) in (None, "")]
+        if missing:
+            raise UsageError(f"assumption {name!r} lacks {', '.join(missing)} (a named assumption has a value, "
+                             "a range and its reasons)")
+        lo, hi = (float(x) for x in a["range"])
+        v = float(a["value"])
+        if not lo <= v <= hi:
+            raise UsageError(f"assumption {name!r}: {v} lies outside its range {lo}-{hi}")
+        unit = a.get("unit", known[name])
+        if unit != known[name]:
+            raise UsageError(f"assumption {name!r}: unit {unit!r}, a profile keeps it in {known[name]!r}")
+        consts[name] = {"value": v, "unit": unit, "range": [lo, hi],
+                        "source": "a named assumption: " + a["source"], "assumed": True}
+        names.append(name)
+    out["assumed_constants"] = names
+    if origin:
+        out.setdefault("conditions", {})["assumptions"] = str(origin)
+    return out
 
 
 def write(out, prof, reasoning=None):

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import capmodel, config, machineprofile
+from . import capmodel, config, machine, machineprofile
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, context_switches, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
@@ -332,7 +332,7 @@ class Matrix:
         without -T and the database."""
         srv = self.servers[build]
         scale = self.args.scale or w.scale
-        jobs = str(min(clients, os.cpu_count() or 1))
+        jobs = str(min(clients, machine.cores()))
         cmd = [srv.bin("pgbench")] + srv.conn() + ["-n", "-c", str(clients), "-j", jobs,
                                                    "-D", f"scale={scale}"]
         for k, v in w.vars.items():

@@ -67,6 +67,12 @@ def run_module(module, argv, prog):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    from flexbench import machine
+    try:
+        machine.confine_from_env()
+    except machine.CpuListError as e:
+        print(f"flexlock-lab: {e}", file=sys.stderr)
+        return 2
     for key, module in DELEGATED.items():
         if tuple(argv[:len(key)]) == key:
             return run_module(module, argv[len(key):], "flexlock-lab " + " ".join(key))

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 
-from flexbench import config
+from flexbench import config, machine
 from flexbench.config import Workload, variant_settings
 from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh
 
@@ -154,7 +154,7 @@ def main(argv=None):
     gucs = {k: v for k, v in variant_settings(a.variant).items() if not k.startswith("flexlock_test.")}
     srv.set_variant(a.variant, gucs)
     result = {"format": "flexsim calibration 1", "variant": a.variant, "secs": a.secs, "reps": a.reps,
-              "clients": a.clients, "cores": os.cpu_count(),
+              "clients": a.clients, "cores": machine.cores(),
               "settings": {k: v for k, v in base.items() if k not in ("listen_addresses", "log_line_prefix")},
               "workloads": {}}
     try:

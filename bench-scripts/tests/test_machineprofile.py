@@ -1,7 +1,8 @@
 """The machine profile (flexbench/machineprofile.py, machine/pingpong.c):
 pg_test_fsync's output parsed, CPU pairs chosen from a topology, the
 ping-pong tool's figures and bad input, and the 16-core run's assumed
-profile well formed."""
+profile well formed; CPUS confining the lab to fewer CPUs, and a one-CPU
+profile completed with named assumptions."""
 
 import json
 import shutil
@@ -11,6 +12,10 @@ import unittest
 from pathlib import Path
 
 from common import BENCH, FIXTURES, driver
+import os
+import sys
+
+from flexbench import machine
 from flexbench import machineprofile as mp
 
 
@@ -139,6 +144,90 @@ class AssumedTest(unittest.TestCase):
             p = driver("machine-profile", "--out", tmp)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("exists", p.stderr)
+
+
+class ConfineTest(unittest.TestCase):
+    """CPUS=list (FLEXLOCK_CPUS): the lab's commands and what they start
+    run on those CPUs only (issue 43's blind check (b))."""
+
+    def test_parse(self):
+        self.assertEqual(machine.parse_cpu_list("0"), [0])
+        self.assertEqual(machine.parse_cpu_list("3,0-1"), [0, 1, 3])
+        for bad in ("", "a", "1-", "-1", "2-1", "0;1"):
+            with self.assertRaises(machine.CpuListError, msg=bad):
+                machine.parse_cpu_list(bad)
+
+    def test_children_inherit(self):
+        # a grandchild (as a server started by the driver) runs on CPU 0 only
+        code = ("from flexbench import machine; import subprocess; machine.confine_from_env(); "
+                "print(machine.cores(), machine.machine_facts().get('confined_to')); "
+                "print(subprocess.run(['grep', 'Cpus_allowed_list', '/proc/self/status'], "
+                "capture_output=True, text=True).stdout.split()[-1])")
+        env = dict(os.environ, FLEXLOCK_CPUS="0", PYTHONPATH=str(BENCH))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first, second = p.stdout.split("\n")[:2]
+        self.assertEqual(first, "1 [0]" if (os.cpu_count() or 1) > 1 else "1 None")
+        self.assertEqual(second, "0")
+
+    def test_bad_cpus(self):
+        # the driver refuses before doing anything else, with what to write
+        for spec, says in (("x", "not a CPU list"), ("4096", "no CPU 4096 here")):
+            p = driver("list", env={"FLEXLOCK_CPUS": spec})
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(says, p.stderr)
+            self.assertEqual(p.stdout, "")
+
+
+class CompleteTest(unittest.TestCase):
+    """A one-CPU profile completed with named assumptions (--from --assume)."""
+
+    def measured(self):
+        return {"format": mp.FORMAT, "assumed": False, "machine": {"logical_cpus": 1},
+                "constants": {"line_transfer_ns": None,
+                              "sem_wake_same_core_ns": {"value": 3000.0, "unit": "ns", "range": [2000, 4000],
+                                                        "source": "pingpong"}}}
+
+    def assume(self, **over):
+        a = {"value": 20000.0, "unit": "ns", "range": [2000.0, 50000.0], "source": "a KVM guest's idle vCPU"}
+        a.update(over)
+        return {"constants": {"sem_wake_cross_core_ns": a}}
+
+    def test_fills_missing(self):
+        prof = mp.complete(self.measured(), self.assume(), origin="decl.json")
+        c = prof["constants"]["sem_wake_cross_core_ns"]
+        self.assertEqual((c["value"], c["range"], c["assumed"]), (20000.0, [2000.0, 50000.0], True))
+        self.assertTrue(c["source"].startswith("a named assumption: "))
+        self.assertEqual(prof["assumed_constants"], ["sem_wake_cross_core_ns"])
+        self.assertEqual(prof["constants"]["sem_wake_same_core_ns"]["value"], 3000.0)
+        self.assertIn("1 constants assumed", mp.markdown(prof))
+
+    def test_refuses(self):
+        cases = [({"constants": {"sem_wake_same_core_ns": self.assume()["constants"]["sem_wake_cross_core_ns"]}},
+                  "does not replace a measurement"),
+                 ({"constants": {"no_such_ns": {"value": 1, "range": [0, 2], "source": "x"}}}, "not a constant"),
+                 (self.assume(value=60000.0), "outside its range"),
+                 (self.assume(source=""), "lacks source"),
+                 (self.assume(unit="us"), "unit")]
+        for a, says in cases:
+            with self.assertRaises(mp.UsageError, msg=says) as cm:
+                mp.complete(self.measured(), a)
+            self.assertIn(says, str(cm.exception))
+
+    def test_command(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            t = Path(tmp)
+            (t / "m.json").write_text(json.dumps(self.measured()))
+            (t / "a.json").write_text(json.dumps(self.assume()))
+            p = driver("machine-profile", "--from", str(t / "m.json"), "--assume", str(t / "a.json"),
+                       "--out", str(t / "out"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            prof = json.loads((t / "out" / "machine-profile.json").read_text())
+            self.assertEqual(prof["assumed_constants"], ["sem_wake_cross_core_ns"])
+            p = driver("machine-profile", "--assume", str(t / "a.json"), "--out", str(t / "out2"))
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("go together", p.stderr)
+            self.assertFalse((t / "out2").exists())
 
 
 if __name__ == "__main__":
