@@ -596,7 +596,10 @@ def complete(prof, assumptions, origin=None):
     """A measured profile completed with named assumptions for the
     constants it could not measure (a profile taken with CPUS confining it
     to one CPU has no cross-core figures): assumptions is
-    {"constants": {name: {"value", "unit", "range": [lo, hi], "source"}}}.
+    {"constants": {name: {"value", "unit", "range": [lo, hi], "source"}}},
+    "oversubscription": {"rows", "source"} for a ring curve not measured,
+    and "machine": {field: {"value", "source"}} for a fact the profile lacks
+    (None there: an assumed profile's L2, say).
     An assumption never replaces a measured figure.  The result lists
     them in "assumed_constants"; each keeps "assumed": true."""
     known = {k: unit for k, unit, _ in CONSTANTS}
@@ -624,6 +627,30 @@ def complete(prof, assumptions, origin=None):
         consts[name] = {"value": v, "unit": unit, "range": [lo, hi],
                         "source": "a named assumption: " + a["source"], "assumed": True}
         names.append(name)
+    for field, a in sorted((assumptions.get("machine") or {}).items()):
+        mach = out.setdefault("machine", {})
+        if field not in mach:
+            raise UsageError(f"assumption machine.{field}: not a fact of a machine profile "
+                             f"(have: {', '.join(mach)})")
+        if mach[field] is not None:
+            raise UsageError(f"assumption machine.{field}: the profile has it ({mach[field]}); an assumption "
+                             "does not replace a fact")
+        if a.get("value") is None or not a.get("source"):
+            raise UsageError(f"assumption machine.{field} lacks a value or its source")
+        mach[field] = a["value"]
+        out.setdefault("machine_assumed", {})[field] = "a named assumption: " + a["source"]
+        names.append(f"machine.{field}")
+    ov = assumptions.get("oversubscription")
+    if ov:
+        if out.get("oversubscription"):
+            raise UsageError("assumption 'oversubscription': the profile measured the curve; an assumption "
+                             "does not replace a measurement")
+        if not ov.get("rows") or not ov.get("source"):
+            raise UsageError("assumption 'oversubscription' lacks rows or source (the ring curve's rows "
+                             "and the reasons they stand for this machine)")
+        out["oversubscription"] = {"rows": ov["rows"], "source": "a named assumption: " + ov["source"],
+                                   "assumed": True}
+        names.append("oversubscription")
     out["assumed_constants"] = names
     if origin:
         out.setdefault("conditions", {})["assumptions"] = str(origin)

@@ -6,9 +6,11 @@ with the stock settings beside each at the same cores and clients:
 writes RESULTS/predictions-<model version>.csv (workload, variant, cores,
 clients, machine, predicted_tps, stock_predicted_tps, ratio, model_version,
 per-transaction sleeps and wait of the top tranche) and .json (the
-simulator's counters).  Machine: 16core-current (the 16-core run's assumed
-constants, this series' code: the holder design of today) at every core
-count.  Only designs whose workload has traces and whose settings the
+simulator's counters).  Machine (--machine): 16core-v4-current (the
+16-core run's assumed constants with model v4's figures as named
+assumptions, this series' code: the holder design of today) at every core
+count; v1 and v3 predicted them with 16core-current (the same without v4's
+figures).  Only designs whose workload has traces and whose settings the
 simulator runs itself (or whose own traces exist) are predicted.
 """
 
@@ -47,13 +49,14 @@ NOT_PREDICTED = [
     ("tpcc", "readbiased-procarray", "no traces of tpcc"),
 ]
 POINTS = [(16, 16), (16, 64), (64, 64), (192, 192)]
-MACHINE = "16core-current"
+MACHINE = "16core-v4-current"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--only")
+    ap.add_argument("--machine", default=MACHINE, help=f"the machine profile (default {MACHINE})")
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -68,7 +71,7 @@ def main(argv=None):
         key = f"{w}/{v}/{c}/{n}"
         if key not in detail:
             try:
-                r = PR.simulate(w, v, c, n, machine=MACHINE, seed=1)
+                r = PR.simulate(w, v, c, n, machine=a.machine, seed=1)
             except PR.StallError as e:
                 detail[key] = {"error": str(e), "tps": None}
                 jf.write_text(json.dumps(detail, indent=1, default=str) + "\n")
@@ -88,14 +91,14 @@ def main(argv=None):
             s = sim(w, "stock", c, n)
             d = sim(w, v, c, n)
             if d.get("tps") is None or s.get("tps") is None:
-                rows.append({"workload": w, "variant": v, "cores": c, "clients": n, "machine": MACHINE,
+                rows.append({"workload": w, "variant": v, "cores": c, "clients": n, "machine": a.machine,
                              "predicted_tps": "", "stock_predicted_tps": "", "ratio": "",
                              "model_version": P.MODEL_VERSION, "top_wait": "stalled: " + (d.get("error") or
                                                                                          s.get("error"))})
                 continue
             nt = max(1, d["transactions"])
             top = max(d["tranches"].items(), key=lambda kv: kv[1]["wait_ns"], default=(None, None))
-            rows.append({"workload": w, "variant": v, "cores": c, "clients": n, "machine": MACHINE,
+            rows.append({"workload": w, "variant": v, "cores": c, "clients": n, "machine": a.machine,
                          "predicted_tps": round(d["tps"]), "stock_predicted_tps": round(s["tps"]),
                          "ratio": f"{d['tps'] / s['tps']:.3f}" if s["tps"] else "",
                          "model_version": P.MODEL_VERSION,

@@ -41,8 +41,10 @@ VARIANTS = TOP / "variants"
 SIM_ONLY = {"wal_insert_locks", "procarray_group_clear", "lwlock_shared_add", "wal_flush_wait",
             "wal_insert_reservation", "wal_buffer_init", "lwlock_implementation", "lwlock_read_biased"}
 # what each machine profile runs: the 16-core run had the first holder design
-MACHINE_SERIES = {"16core": {"flexsim.holder_version": "1"}}
-MACHINE_FILE = {"16core-current": "16core"}
+MACHINE_SERIES = {"16core": {"flexsim.holder_version": "1"}, "16core-v4": {"flexsim.holder_version": "1"}}
+# 16core-v4: 16core completed with model v4's figures as named assumptions
+# (results/2026-11-25-flexsim-validation/assumptions-16core-v4.json)
+MACHINE_FILE = {"16core-current": "16core", "16core-v4-current": "16core-v4"}
 # variants of the 16-core run that have no config file (its walinsert sweep),
 # and the names of stock settings in its A/A check and of the vanilla build
 EXTRA_VARIANTS = {f"walinsert-{n}": {"wal_insert_locks": str(n)} for n in (1, 2, 4, 8, 16, 32, 64, 128)}

@@ -214,6 +214,27 @@ class CompleteTest(unittest.TestCase):
                 mp.complete(self.measured(), a)
             self.assertIn(says, str(cm.exception))
 
+    def test_curve(self):
+        rows = [{"workset_kb": 256, "k": k, "turn_ns": t, "turn_ns_range": [t, t], "work_ns": 1.0}
+                for k, t in ((1, 1000.0), (2, 3000.0), (4, 5000.0))]
+        prof = mp.complete(self.measured(), {"oversubscription": {"rows": rows, "source": "another machine's"}})
+        self.assertEqual(prof["oversubscription"]["rows"], rows)
+        self.assertEqual(prof["assumed_constants"], ["oversubscription"])
+        with self.assertRaises(mp.UsageError) as cm:
+            mp.complete(prof, {"oversubscription": {"rows": rows, "source": "x"}})
+        self.assertIn("measured the curve", str(cm.exception))
+
+    def test_machine_fact(self):
+        m = self.measured()
+        m["machine"]["l2_kib"] = None
+        prof = mp.complete(m, {"machine": {"l2_kib": {"value": 2048, "source": "the part's specification"}}})
+        self.assertEqual((prof["machine"]["l2_kib"], prof["assumed_constants"]), (2048, ["machine.l2_kib"]))
+        for a, says in (({"l2_kib": {"value": 1024, "source": "x"}}, "does not replace a fact"),
+                        ({"l9_kib": {"value": 1, "source": "x"}}, "not a fact")):
+            with self.assertRaises(mp.UsageError) as cm:
+                mp.complete(prof, {"machine": a})
+            self.assertIn(says, str(cm.exception))
+
     def test_command(self):
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
