@@ -28,7 +28,10 @@ from .model import Costs
 # v4: the machine's oversubscription (refill, the lone client, wake-up
 # preemption, the measured slice) from the machine profile; each point
 # simulated for ten slices at least (docs/simulator.md, "Model v4")
-MODEL_VERSION = "v4"
+# v4.1: a calibration keeps every core busy when clients >= cores (v4
+# tested clients > 1, wrong for a one-core machine's 1-client calibration;
+# DECLARED-v4.1.md)
+MODEL_VERSION = "v4.1"
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"

@@ -190,7 +190,15 @@ def load_calibration(workload, machine_name):
     w = d["workloads"].get(workload)
     if w is None:
         raise UsageError(f"the calibration {cal.name} has no {workload}")
-    return dict(w["median"], clients=d.get("clients", 1)), machine_name
+    return dict(w["median"], clients=d.get("clients", 1), cores=d.get("cores")), machine_name
+
+
+def every_core_busy(cal):
+    """Whether a calibration ran with every core busy (model v4.1): as many
+    clients as cores at least, where it records its cores; else (before
+    2026-11-28) more than one client, v3's test on the 2-core machine."""
+    cores = cal.get("cores")
+    return cal.get("clients", 1) >= cores if cores else cal.get("clients", 1) > 1
 
 
 _cache = {}
@@ -248,9 +256,14 @@ def calibration_for(program, workload, machine_profile, machine_name=None):
     # simulator's busy points run in; the traces (one client, a core woken
     # from idle at every round trip) may run slower: scale their CPU time so
     # that a transaction's backend CPU, traced and outside, is the
-    # calibration's.  A 1-client calibration (v1 and v2's rule) leaves it.
+    # calibration's.  A 1-client calibration on more cores (v1 and v2's
+    # rule) leaves it.  v4.1: every core busy is clients >= cores, so a
+    # one-core machine's 1-client calibration scales its traces too (there
+    # the traced wall time holds pgbench's turns on the same CPU);
+    # calibrations that do not record their cores (before 2026-11-28):
+    # more than one client, v3's test.
     trace_scale = 1.0
-    if cal.get("clients", 1) > 1 and traced_cpu_us + max(0.0, backend_out) > 0:
+    if every_core_busy(cal) and traced_cpu_us + max(0.0, backend_out) > 0:
         trace_scale = cal["backend_cpu_us_per_txn"] / (traced_cpu_us + max(0.0, backend_out) + post_us)
     return {"c_backend_ns": max(0.0, backend_out) * 1000.0, "c_client_ns": max(0.0, client) * 1000.0,
             "trace_scale": trace_scale,

@@ -931,6 +931,30 @@ class Plans(unittest.TestCase):
 
 
 class Predict(unittest.TestCase):
+    def test_trace_scale_when_every_core_busy(self):
+        """v4.1: the traces are scaled to the calibration's backend CPU when
+        the calibration kept every core busy, clients >= cores: a one-core
+        machine's 1-client calibration too (v4 tested clients > 1); a
+        1-client one on 2 cores is not."""
+        traces = TOP / "results" / "2026-11-29-traces-1cpu"
+        saved = PR.TRACES_MACHINE
+        try:
+            PR.TRACES_MACHINE = "1cpu-2026-11-29"
+            prog = PR.program_for("hot-rows", "stock", traces)[0]
+            one = PR.calibration_for(prog, "hot-rows", None, "1cpu-2026-11-29")
+            busy2 = PR.calibration_for(prog, "hot-rows", None, "2core-2026-11-28c")
+        finally:
+            PR.TRACES_MACHINE = saved
+        # one CPU: traced 24.8 us + 23.8 outside against 16.2 us of backend CPU
+        self.assertAlmostEqual(one["trace_scale"], 0.33, delta=0.02)
+        backend = one["trace_scale"] * (one["traced_cpu_us"] + one["c_backend_ns"] / 1000.0 + 3.87 / 2)
+        self.assertAlmostEqual(backend, one["backend_cpu_us_per_txn"], delta=0.2)
+        self.assertNotEqual(busy2["trace_scale"], 1.0)
+        for cal, busy in (({"clients": 1, "cores": 1}, True), ({"clients": 1, "cores": 2}, False),
+                          ({"clients": 2, "cores": 2}, True), ({"clients": 4, "cores": 2}, True),
+                          ({"clients": 1}, False), ({"clients": 2}, True)):
+            self.assertEqual(PR.every_core_busy(cal), busy, cal)
+
     def _main(self, *args):
         from io import StringIO
         from contextlib import redirect_stderr
