@@ -175,6 +175,9 @@ def default_traces():
     return None
 
 
+_warned = set()
+
+
 def load_calibration(workload, machine_name):
     """The calibration run of the traces' machine: calibration/MACHINE-stock.json
     when one was taken with that machine's profile (a later run on this
@@ -182,6 +185,14 @@ def load_calibration(workload, machine_name):
     traces' day)."""
     cal = HERE / "calibration" / f"{machine_name}-stock.json"
     if not machine_name or not cal.exists():
+        if machine_name and not P.load_profile(P.machine_profile_path(machine_name)).get("assumed") \
+                and machine_name not in _warned:
+            # a measured machine without its own calibration: say so (a
+            # companion profile of a calibrated one needs a copy of it, as
+            # 2core-2026-11-26b1 has)
+            _warned.add(machine_name)
+            print(f"flexsim: no calibration/{machine_name}-stock.json: the CPU times of {cal.parent.name}/"
+                  "2core-stock.json (the traces' day) are used", file=sys.stderr)
         machine_name = "2core"
         cal = HERE / "calibration" / "2core-stock.json"
     if not cal.exists():
