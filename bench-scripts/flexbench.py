@@ -22,6 +22,8 @@ Usage: flexbench.py run [options]     (flexbench.py run --help)
                                       vs fetch-add vs read-biased (flexlock_bench_lwlock)
        flexbench.py machine-profile   as flexlock-lab profile
        flexbench.py trace [options]   as flexlock-lab trace
+       flexbench.py calibrate [options]  as flexlock-lab sim calibrate (the simulator's
+                                      CPU time per transaction on this machine)
 
 The lab's command line is flexlock-lab (python3 -m flexlab, bench-scripts/flexlab/):
 this script is its benchmark's commands as a bundle runs them (python3

@@ -181,13 +181,19 @@ for the plots), nothing else.  Unpack anywhere and run:
     ./flexbench run --workloads insert-10 --clients 1,8 --reps 3 --duration 10
     ./flexbench run --help
     ./flexbench machine-profile              # the machine's figures alone
+    ./flexbench calibrate --clients \$(nproc) --out calibration.json
+    ./flexbench trace --workload select-only,insert-1000 --variant stock
 
 Every run first measures the machine (\`machine-profile.json\` in its run
 directory, about a minute; \`--no-machine-profile\` skips it): the time a cache
 line takes between two cores, an atomic operation on one, a process woken
 through a semaphore, and the WAL device's flush (pg_test_fsync), with the
 cores, CPU model, clock and kernel, so that results from this machine can be
-modelled.
+modelled.  For the lab's simulator to predict this machine blind, record
+with the runs a calibration (\`calibrate\`: the backends' and pgbench's CPU
+time per transaction, with as many clients as cores) and lock traces of the
+workloads (\`trace\`, one client, results/DATE-traces/); bring back
+\`results/\` and \`calibration.json\`.
 
 As root, the servers run as the unprivileged user \`flexlock\` (FLEXLOCK_USER),
 created if missing; it must be able to enter this directory (an ACL is granted

@@ -30,7 +30,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from .machine import CPU_FIELDS, context_switches, cpu_delta, cpu_times, machine
 from .meta import series_info
 from .pgbench import LATENCY_FIELDS, latency_percentiles, nopm, parse_pgbench, sampling_rate
 from .report import report
-from .servers import Server, as_user, base_settings, lock_delta, run_user, sh
+from .servers import Server, as_user, base_settings, lock_delta, run_user, sh, socket_dir
 
 # what the machine did besides the CPU shares, per second of the measured
 # run (a simulator's machine profile needs them: issue 43): the hypervisor's
@@ -174,8 +173,7 @@ class Matrix:
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
         (workdir / "txlog").mkdir()
-        self.sockdir = Path(tempfile.mkdtemp(prefix="flexbench-"))
-        os.chmod(self.sockdir, 0o777)
+        self.sockdir = socket_dir("flexbench-")
         if run_user():
             for p in (config.BUILD / "bench", workdir, workdir / "txlog"):
                 shutil.chown(p, run_user())

@@ -17,6 +17,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +68,16 @@ def prepare_run_user(prefix="flexbench"):
             except OSError:
                 raise config.UsageError(f"{user!r} cannot reach {anc}; move the directory or make it searchable")
             print(f"{prefix}: made {anc} searchable by others so {user!r} can reach the build tree")
+
+
+def socket_dir(prefix="flexbench-"):
+    """A fresh directory for a server's Unix socket under the system's
+    temporary directory, writable by the servers' user: a socket's path
+    must fit in 107 bytes, which a bundle unpacked deep in a tree exceeds.
+    The caller removes it."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(d, 0o777)
+    return d
 
 
 def as_user(cmd):

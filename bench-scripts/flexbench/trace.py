@@ -35,7 +35,6 @@ import resource
 import shlex
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,7 +44,7 @@ from .machine import machine_facts
 from .matrix import Matrix, load_workload
 from .meta import series_info
 from .pgbench import parse_pgbench
-from .servers import Server, as_user, base_settings, run_user, sh
+from .servers import Server, as_user, base_settings, run_user, sh, socket_dir
 
 PROBE_TXNS = 50
 SKIP_FIRST = 20         # traced transactions of a backend's first ones: cold caches
@@ -236,8 +235,7 @@ class Tracer:
         if workdir.exists():
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
-        sockdir = Path(tempfile.mkdtemp(prefix="flexbench-trace-"))
-        os.chmod(sockdir, 0o777)
+        sockdir = socket_dir("flexbench-trace-")
         if run_user():
             for p in (config.BUILD / "bench", workdir):
                 shutil.chown(p, run_user())

@@ -7,7 +7,8 @@ backend's time outside the traced transactions (its CPU time less the
 traced transaction's).
 
     python3 -m flexlab sim calibrate --out FILE [--workloads a,b] [--secs 10]
-                                 [--variant stock] [--clients N]
+                                 [--variant stock] [--clients N] [--build B]
+    ./flexbench calibrate ...     (the same from a bundle: make bundle)
 
 --clients: 1 (model v1 and v2's rule) or, for model v3, as many as the
 machine has cores, so that no wake-up finds a core idle: the simulator
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from flexbench import config, machine
 from flexbench.config import Workload, variant_settings
-from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh
+from flexbench.servers import Server, as_user, base_settings, prepare_run_user, sh, socket_dir
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -135,19 +137,20 @@ def main(argv=None):
     ap.add_argument("--clients", type=int, default=1,
                     help="pgbench clients (and threads); model v3 calibrates with as many as the machine has "
                          "cores, so that no wake-up finds a core idle: the simulator charges those itself")
+    ap.add_argument("--build", default="patched", choices=("patched", "cassert"),
+                    help="the install whose server is measured (default patched; a bundle of make check ships cassert)")
     a = ap.parse_args(argv)
     prepare_run_user()
-    config.check_installed("patched")
+    config.check_installed(a.build)
     work = config.BUILD / "flexsim-calibrate"
     sh(["rm", "-rf", str(work)])
     work.mkdir(parents=True)
-    sock = work / "sock"
-    sock.mkdir()
+    sock = socket_dir("flexsim-calibrate-")
     if os.geteuid() == 0:
         sh(["chown", "-R", os.environ.get("FLEXLOCK_USER", "flexlock"), str(work)])
     log = work / "driver.log"
     base = base_settings(4)
-    srv = Server("patched", work, sock, base, log)
+    srv = Server(a.build, work, sock, base, log)
     srv.initdb()
     srv.start()
     srv.setup_flexlock()
@@ -200,6 +203,7 @@ def main(argv=None):
             result["workloads"][wname] = {"median": med, "reps": reps}
     finally:
         srv.stop()
+        shutil.rmtree(sock, ignore_errors=True)
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
     return 0
 

@@ -181,6 +181,26 @@ my @runs = glob("$b2/results/*-custom");
 is(scalar(@runs), 1, '... into results/ of the bundle');
 check_run('as a normal user', $runs[0] // "$b2/results/none");
 
+# --- what the simulator needs from the bundle's machine (issue 43, item 6) ----
+# a calibration and lock traces, taken there with the patched server (here
+# the cassert twin, which make check ships)
+my ($pb) = grep { $_ ne 'vanilla' } @builds;
+SKIP: {
+	skip('the bundle has no patched build', 5) unless $pb;
+	($out, $rc) = run(cmd => [ "$b2/flexbench", 'calibrate', '--build', $pb, '--workloads', 'select-only',
+			'--secs', '1', '--reps', '1', '--clients', '2', '--out', "$b2/calibration.json" ],
+		env => \%syspath, cwd => $scratch, @as);
+	is($rc, 0, 'the calibration from the bundle succeeds') or diag($out);
+	my $cal = eval { decode_json(do { local $/; open my $fh, '<', "$b2/calibration.json" or die; <$fh> }) };
+	cmp_ok($cal ? $cal->{workloads}{'select-only'}{median}{tps} : 0, '>', 0, '... select-only\'s throughput');
+	is($cal ? $cal->{cores} : undef, `nproc` =~ s/\s+//r, '... and the CPUs it ran on');
+	($out, $rc) = run(cmd => [ "$b2/flexbench", 'trace', '--build', $pb, '--workload', 'select-only',
+			'--variant', 'stock', '--traced', '20', '--warmup', '0', '--out', "$b2/traces" ],
+		env => \%syspath, cwd => $scratch, @as);
+	is($rc, 0, 'lock traces from the bundle') or diag($out);
+	ok(-f "$b2/traces/select-only/stock/summary.json", '... select-only\'s, summarised');
+}
+
 # --- bad input ------------------------------------------------------------------
 # A machine without python3: every command of the system but python3.
 my $nopy = path_without(qr/^python3/);
