@@ -955,6 +955,32 @@ class Predict(unittest.TestCase):
                           ({"clients": 1}, False), ({"clients": 2}, True)):
             self.assertEqual(PR.every_core_busy(cal), busy, cal)
 
+    def test_calibration_fallback_said(self):
+        """A measured profile without a calibration of its own gets the
+        traces' day's, and the simulator says so; an assumed one (the
+        16-core run's) gets it silently, as designed."""
+        import io
+        import shutil
+        import tempfile
+        from contextlib import redirect_stderr
+        saved, warned = PR.HERE, set(PR._warned)
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "calibration").mkdir()
+            shutil.copy(saved / "calibration" / "2core-stock.json", Path(tmp) / "calibration")
+            try:
+                PR.HERE = Path(tmp)
+                PR._warned.clear()
+                for machine, says in (("1cpu-2026-11-29", True), ("16core", False)):
+                    err = io.StringIO()
+                    with redirect_stderr(err):
+                        _, used = PR.load_calibration("select-only", machine)
+                    self.assertEqual(used, "2core")
+                    self.assertEqual("no calibration/1cpu-2026-11-29-stock.json" in err.getvalue(), says, machine)
+            finally:
+                PR.HERE = saved
+                PR._warned.clear()
+                PR._warned.update(warned)
+
     def _main(self, *args):
         from io import StringIO
         from contextlib import redirect_stderr
