@@ -17,6 +17,9 @@ TOP = Path(os.environ.get("FLEXLOCK_TOP", Path(__file__).resolve().parent.parent
 BENCH = TOP / "bench-scripts"
 RESULTS = TOP / "results"  # the runs, dated: DATE-what/
 WORKLOADS = BENCH / "workloads"
+# a user's own workloads (make predict SCRIPT=: scripts/predict.sh writes
+# one there), searched after ours; a name of ours cannot be taken
+USER_WORKLOADS_ENV = "FLEXLOCK_USER_WORKLOADS"
 PRESETS = BENCH / "presets"
 VARIANTS = Path(os.environ.get("FLEXBENCH_VARIANTS", TOP / "variants"))
 BUILD = Path(os.environ.get("FLEXLOCK_BUILD", TOP / "build"))
@@ -98,16 +101,34 @@ def parse_scripts(text, what):
     return out
 
 
-def workload_scripts(name, conf):
+def workload_dirs():
+    """Where workloads are: ours, then the user's (FLEXLOCK_USER_WORKLOADS)."""
+    dirs = [WORKLOADS]
+    extra = os.environ.get(USER_WORKLOADS_ENV)
+    if extra:
+        dirs.append(Path(extra))
+    return dirs
+
+
+def workload_conf(name):
+    """The NAME.conf of a workload, ours first; None if there is none."""
+    for d in workload_dirs():
+        if (d / f"{name}.conf").is_file():
+            return d / f"{name}.conf"
+    return None
+
+
+def workload_scripts(name, conf, where=None):
     """[(path, weight)] of a workload: 'script = FILE' (one script, weight
     None: plain -f FILE; default NAME.sql) or 'scripts = FILE@W ...'
     (pgbench picks one per transaction by weight), not both."""
     if "script" in conf and "scripts" in conf:
         raise UsageError(f"workload {name}: give either 'script' or 'scripts', not both")
+    where = where or WORKLOADS
     if "scripts" in conf:
-        scripts = [(WORKLOADS / f, w) for f, w in parse_scripts(conf["scripts"], f"workload {name}: scripts")]
+        scripts = [(where / f, w) for f, w in parse_scripts(conf["scripts"], f"workload {name}: scripts")]
     else:
-        scripts = [(WORKLOADS / conf.get("script", f"{name}.sql"), None)]
+        scripts = [(where / conf.get("script", f"{name}.sql"), None)]
     for path, _ in scripts:
         if not path.is_file():
             raise UsageError(f"workload {name}: script {path} does not exist")
@@ -121,14 +142,14 @@ class Workload:
     whose transactions are new orders (new orders per minute in runs.csv)."""
 
     def __init__(self, name):
-        conf_path = WORKLOADS / f"{name}.conf"
-        if not conf_path.is_file():
+        conf_path = workload_conf(name)
+        if conf_path is None:
             raise UsageError(f"unknown workload {name!r} (known: {', '.join(list_workloads())})")
         conf = parse_conf(conf_path)
         self.name = name
         self.description = conf.get("description", name)
         self.seed = conf.get("seed", "")
-        self.scripts = workload_scripts(name, conf)
+        self.scripts = workload_scripts(name, conf, conf_path.parent)
         self.script = self.scripts[0][0]
         self.nopm_script = conf.get("nopm_script")
         if self.nopm_script and self.nopm_script not in [p.name for p, _ in self.scripts]:
@@ -136,7 +157,7 @@ class Workload:
                              f"({', '.join(p.name for p, _ in self.scripts)})")
         self.pgbench_init = conf.get("pgbench_init")
         self.scale = int(conf.get("scale", "1"))
-        self.init_sql = WORKLOADS / conf["init_sql"] if "init_sql" in conf else None
+        self.init_sql = conf_path.parent / conf["init_sql"] if "init_sql" in conf else None
         self.reset_sql = conf.get("reset_sql")
         self.session = parse_settings(conf.get("session", ""))
         self.vars = parse_settings(conf.get("vars", ""))
@@ -148,7 +169,7 @@ class Workload:
 
 
 def list_workloads():
-    return sorted(p.stem for p in WORKLOADS.glob("*.conf"))
+    return sorted({p.stem for d in workload_dirs() for p in d.glob("*.conf")})
 
 
 def list_presets():

@@ -172,6 +172,12 @@ def flush_page_ns(profile):
 
 
 def machine_profile_path(name):
+    if str(name).endswith(".json"):
+        # a profile file of its own (make predict SCRIPT=: this machine's,
+        # measured for the prediction)
+        if not Path(name).is_file():
+            raise ProfileError(f"no machine profile file {name}")
+        return Path(name)
     p = MACHINES / f"{name}.json"
     if not p.exists():
         raise ProfileError(f"no machine profile {name!r} (have: "

@@ -19,6 +19,7 @@ the variant changes only protocols the simulator runs itself.
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -29,11 +30,11 @@ from . import compile as C
 from . import model as M
 from . import params as P
 from . import trace as T
+from flexbench import config as bench_config
 
 HERE = Path(__file__).resolve().parent
 
 TOP = Path(os.environ.get("FLEXLOCK_TOP", HERE.parent.parent))
-WORKLOADS = TOP / "bench-scripts" / "workloads"
 VARIANTS = TOP / "variants"
 
 # settings whose protocols the simulator runs itself: a variant that changes
@@ -112,15 +113,14 @@ def variant_settings(name):
 def statements(workload):
     """Client statements per transaction of a workload's script (None for a
     workload of several scripts: round trips are then found by gap length)."""
-    conf = WORKLOADS / f"{workload}.conf"
-    if not conf.exists():
-        known = sorted(x.stem for x in WORKLOADS.glob("*.conf"))
-        raise UsageError(f"unknown workload {workload!r} (known: {', '.join(known)})")
+    conf = bench_config.workload_conf(workload)
+    if conf is None:
+        raise UsageError(f"unknown workload {workload!r} (known: {', '.join(bench_config.list_workloads())})")
     text = conf.read_text()
     if re.search(r"^\s*scripts\s*=", text, re.M):
         return None
     m = re.search(r"^\s*script\s*=\s*(\S+)", text, re.M)
-    script = WORKLOADS / (m.group(1) if m else f"{workload}.sql")
+    script = conf.parent / (m.group(1) if m else f"{workload}.sql")
     n = 0
     for line in script.read_text().splitlines():
         s = line.strip()
@@ -178,13 +178,20 @@ def default_traces():
 _warned = set()
 
 
+# --calibration FILE: a calibration file of its own (make predict SCRIPT=),
+# instead of calibration/MACHINE-stock.json
+CALIBRATION_FILE = None
+
+
 def load_calibration(workload, machine_name):
     """The calibration run of the traces' machine: calibration/MACHINE-stock.json
     when one was taken with that machine's profile (a later run on this
     machine, measured with its own profile), else 2core-stock.json (the
     traces' day)."""
     cal = HERE / "calibration" / f"{machine_name}-stock.json"
-    if not machine_name or not cal.exists():
+    if CALIBRATION_FILE:
+        cal = Path(CALIBRATION_FILE)
+    elif not machine_name or not cal.exists():
         if machine_name and not P.load_profile(P.machine_profile_path(machine_name)).get("assumed") \
                 and machine_name not in _warned:
             # a measured machine without its own calibration: say so (a
@@ -353,6 +360,40 @@ def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
     return pt._result(snap, sim.now - t0)
 
 
+# the model's measured error beside a prediction: per core count, the
+# comparison of v4 that stands for it (validation.csv's model_version)
+MEASURED_ERROR = {
+    2: ("v4-t1128c", "2core/stock/", "blind check (a)'s stock run, 2026-11-28, an AMD EPYC with 2 vCPUs"),
+    16: ("v4", "2026-11-22-16core/", "the 16-core run of 2026-11-22, in sample: its measurements were known"),
+}
+VALIDATION_CSV = TOP / "results" / "2026-11-25-flexsim-validation" / "validation.csv"
+
+
+def measured_error(cores, clients, path=VALIDATION_CSV):
+    """What model v4 was measured to miss by near (cores, clients): a
+    sentence, from the comparison that stands for that core count."""
+    if cores not in MEASURED_ERROR:
+        return (f"model v4's error on {cores} cores: never measured (it was measured on 2 cores, blind, and "
+                "on 16, in sample)")
+    version, prefix, what = MEASURED_ERROR[cores]
+    rows = []
+    try:
+        import csv
+        with open(path) as f:
+            rows = [r for r in csv.DictReader(f) if r["model_version"] == version and r["calibration"] == "false"
+                    and r["point"].startswith(prefix) and r["predicted_tps"] and r["measured_tps"]]
+    except OSError:
+        pass
+    if not rows:
+        return f"model v4's error on {cores} cores: {path} has no rows of {version}"
+    near = min({int(r["clients"]) for r in rows}, key=lambda c: (abs(math.log(c / clients)), c))
+    errs = sorted(abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1) for r in rows
+                  if int(r["clients"]) == near)
+    med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
+    return (f"model v4's measured error at {cores} cores, {near} clients: median {100 * med:.0f}%, "
+            f"{sum(e <= 0.2 for e in errs)} of {len(errs)} points within 20% ({what})")
+
+
 def table(res):
     n = max(1, res["transactions"])
     lines = [f"{'tranche':<16} {'acq/txn':>10} {'sleeps/txn':>11} {'wait us/txn':>12} {'hottest util':>13}"]
@@ -372,8 +413,10 @@ def main(argv=None):
     ap.add_argument("--seed", default="1")
     ap.add_argument("--traces")
     ap.add_argument("--traces-machine", help="machine profile of the traces' machine (default 2core)")
+    ap.add_argument("--calibration", help="a calibration file (flexlab sim calibrate) instead of the machine's")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
+    global CALIBRATION_FILE
     try:
         for name in ("cores", "clients", "seed"):
             v = getattr(a, name)
@@ -385,6 +428,10 @@ def main(argv=None):
         if a.traces_machine:
             P.machine_profile_path(a.traces_machine)
             set_traces_machine(a.traces_machine)
+        if a.calibration:
+            if not Path(a.calibration).is_file():
+                raise UsageError(f"no calibration file {a.calibration}")
+            CALIBRATION_FILE = a.calibration
         res = simulate(a.workload, a.variant, cores, clients, a.machine, int(a.seed),
                        a.traces or os.environ.get("TRACES") or None)
     except (UsageError, StallError, P.ProfileError, T.TraceError) as e:
@@ -396,7 +443,7 @@ def main(argv=None):
     print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}), "
           f"{cores} cores, {clients} clients, machine profile {res['machine_label']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
           f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")
-    print(f"predicted tps = {res['tps']:.0f}")
+    print(f"predicted tps = {res['tps']:.0f}  (a prediction; {measured_error(cores, clients)})")
     n = max(1, res["transactions"])
     print(f"CPU utilization {res['cpu_utilization']:.2f}, preemptions {res['preemptions']}, "
           f"wakeups {res['wakeups']}, {res['slices']:.0f} time slices; per transaction: refill "

@@ -96,7 +96,7 @@ def run(row):
     cmd = ["make", "-s", "-C", str(TOP), "predict", f"WORKLOAD={row['workload']}", f"VARIANT={row['variant']}",
            f"CORES={row['cores']}", f"CLIENTS={row['clients']}"] + inputs_of(row)
     p = subprocess.run(cmd, capture_output=True, text=True)
-    m = re.search(r"^predicted tps = (\d+)$", p.stdout, re.M)
+    m = re.search(r"^predicted tps = (\d+)(?:  \(a prediction; .*\))?$", p.stdout, re.M)
     got = int(m.group(1)) if m else None
     return " ".join(cmd[4:]), got, p
 
