@@ -30,6 +30,7 @@
 #                        and pgbench they start confined to these CPUs, as a smaller machine (FLEXLOCK_CPUS)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
 #   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES= TRACES_MACHINE=  `make predict` (bench-scripts/flexsim)
+#   SCRIPT=file.sql INIT=file.sql SCALE=N CORES= CLIENTS= VARIANT=  `make predict` of your own pgbench script (scripts/predict.sh)
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
 #   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
@@ -68,7 +69,8 @@ help:
 	@echo "  make lwbench         LWLock micro-benchmark: compare-exchange, fetch-add, read-biased (LWBENCH_ARGS)"
 	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
-	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=)"
+	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=),"
+	@echo "                       or of your own SCRIPT=file.sql (INIT= SCALE=), traced and calibrated here first"
 	@echo "  make predict-check   the simulator's tests, make predict reproducing a row of its validation.csv, and"
 	@echo "                       every committed prediction set of the model version re-run (12 minutes)"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
@@ -149,11 +151,17 @@ psql stop status pgbench:
 
 # the simulator (bench-scripts/flexsim, docs/simulator.md): python3 only
 predict:
+ifneq ($(SCRIPT),)
+	@SCRIPT="$(SCRIPT)" INIT="$(INIT)" SCALE="$(SCALE)" CORES="$(CORES)" CLIENTS="$(CLIENTS)" VARIANT="$(VARIANT)" \
+		MACHINE="$(MACHINE)" PREDICT_BUILD="$(PREDICT_BUILD)" CALIBRATE_ARGS="$(CALIBRATE_ARGS)" $(S)/predict.sh
+else
 	@if [ -z "$(WORKLOAD)" ] || [ -z "$(CORES)" ] || [ -z "$(CLIENTS)" ]; then \
-		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir TRACES_MACHINE=name]" >&2; exit 2; fi
+		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir TRACES_MACHINE=name]" >&2; \
+		echo "          or SCRIPT=file.sql CORES=N CLIENTS=N [INIT=file.sql SCALE=N VARIANT=name MACHINE=name] (your own workload)" >&2; exit 2; fi
 	@cd bench-scripts && python3 -m flexlab sim predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
 		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
 		$(if $(TRACES),--traces "$(abspath $(TRACES))") $(if $(TRACES_MACHINE),--traces-machine "$(TRACES_MACHINE)")
+endif
 
 predict-check:
 	@cd bench-scripts && FLEXSIM_RERUN=1 python3 -m unittest tests.test_flexsim

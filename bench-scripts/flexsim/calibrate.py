@@ -142,7 +142,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     prepare_run_user()
     config.check_installed(a.build)
-    work = config.BUILD / "flexsim-calibrate"
+    work = config.BUILD / "bench" / "flexsim-calibrate"   # where the benchmark's data goes
     sh(["rm", "-rf", str(work)])
     work.mkdir(parents=True)
     sock = socket_dir("flexsim-calibrate-")

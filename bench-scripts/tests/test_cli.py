@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 
 from common import BENCH, driver
 
@@ -57,6 +58,37 @@ class CliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PredictScriptTest(unittest.TestCase):
+    """make predict SCRIPT=: bad input refused in one line, before anything
+    is built or written (the end-to-end run is test_smoke's)."""
+
+    def test_bad_input(self):
+        import tempfile
+        top = BENCH.parent
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "mine.sql"
+            script.write_text("SELECT 1;\n")
+            out = Path(tmp) / "out"
+            cases = [
+                ([f"SCRIPT={tmp}/none.sql", "CORES=2", "CLIENTS=2"], "no such readable file"),
+                ([f"SCRIPT={script}", "CLIENTS=2"], "CORES must be a positive integer, not ''"),
+                ([f"SCRIPT={script}", "CORES=2", "CLIENTS=x"], "CLIENTS must be a positive integer, not 'x'"),
+                ([f"SCRIPT={script}", "CORES=2", "CLIENTS=2", "SCALE=0"], "SCALE must be a positive integer"),
+                ([f"SCRIPT={script}", "CORES=2", "CLIENTS=2", f"INIT={tmp}/none.sql"], "INIT="),
+                ([f"SCRIPT={script}", "CORES=2", "CLIENTS=2", "VARIANT=no-such"], "no variants/no-such.conf"),
+                ([f"SCRIPT={script}", "CORES=2", "CLIENTS=2", "PREDICT_BUILD=vanilla"], "need a patched server"),
+            ]
+            env = dict(os.environ, FLEXLOCK_PREDICT_DIR=str(out))
+            for args, says in cases:
+                with self.subTest(args):
+                    p = subprocess.run(["make", "-s", "-C", str(top), "predict"] + args, capture_output=True,
+                                       text=True, env=env)
+                    self.assertNotEqual(p.returncode, 0)
+                    self.assertIn(says, p.stderr)
+                    self.assertEqual(len(p.stderr.strip().splitlines()), 2, p.stderr)   # and make's own line
+                    self.assertFalse(out.exists())
 
 
 class LauncherTest(unittest.TestCase):

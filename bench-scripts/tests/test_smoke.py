@@ -158,6 +158,36 @@ class SmokeTest(unittest.TestCase):
                         self.assertEqual(int(p64), round(min(cap, int(cap64))), lowest)
                         self.assertEqual(b64, "CPU" if int(cap64) <= cap else lowest.split()[0])
 
+    def test_predict_own_script(self):
+        """make predict SCRIPT= end to end on the cassert build: the
+        script traced and calibrated here, then stock and a variant
+        predicted, each with the model's measured error beside it."""
+        d = Path(self.tmp.name)
+        (d / "kv-init.sql").write_text("CREATE TABLE kv (k int PRIMARY KEY, v int);\n"
+                                       "INSERT INTO kv SELECT g, g FROM generate_series(1, 1000) g;\n")
+        (d / "kv.sql").write_text("\\set k random(1, 1000)\nUPDATE kv SET v = v + 1 WHERE k = :k;\n")
+        cores = len(os.sched_getaffinity(0))
+        env = dict(os.environ, FLEXLOCK_PREDICT_DIR=str(d / "predict"), TRACE_ARGS="--traced 50 --warmup 0")
+        p = subprocess.run(["make", "-s", "-C", str(BENCH.parent), "predict", f"SCRIPT={d / 'kv.sql'}",
+                            f"INIT={d / 'kv-init.sql'}", f"CORES={cores}", "CLIENTS=4", "VARIANT=walinsert-1",
+                            "PREDICT_BUILD=cassert", "CALIBRATE_ARGS=--secs 1 --reps 1"],
+                           capture_output=True, text=True, env=env, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        heads = re.findall(r"^flexsim \S+: user-kv, (\S+) \(traces of \S+\), (\d+) cores, 4 clients, "
+                           r"machine profile (\S+) \(measured", p.stdout, re.M)
+        self.assertEqual([h[0] for h in heads], ["stock", "walinsert-1"])
+        # this machine's profile, measured for the prediction
+        self.assertTrue(all(h[2].endswith("machine/machine-profile.json") for h in heads), heads)
+        figures = re.findall(r"^predicted tps = (\d+)  \(a prediction; model v4's (measured error at|error on) "
+                             rf"{cores} cores", p.stdout, re.M)
+        self.assertEqual(len(figures), 2, p.stdout)
+        self.assertTrue(all(int(f[0]) > 0 for f in figures))
+        cal = json.loads((d / "predict" / "calibration.json").read_text())
+        self.assertEqual((cal["clients"], cal["cores"]), (cores, cores))
+        self.assertGreater(cal["workloads"]["user-kv"]["median"]["tps"], 0)
+        for v in ("stock", "walinsert-1"):
+            self.assertTrue((d / "predict" / "traces" / "user-kv" / v / "summary.json").is_file(), v)
+
     def test_lwlock_micro_benchmark(self):
         out = Path(self.tmp.name) / "lw"
         p = driver("lwlock", "--build", "cassert", "--workers", "1,3", "--shared", "100,50",
