@@ -148,10 +148,7 @@ def build_parser(prog="flexbench"):
 
 
 def main(argv=None):
-    try:
-        machine.confine_from_env()
-    except machine.CpuListError as e:
-        print(f"flexbench: {e}", file=sys.stderr)
+    if machine.confine_from_env("flexbench"):
         return 2
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["calibrate"]:

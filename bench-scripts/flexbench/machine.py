@@ -4,6 +4,7 @@ during a run (CPU time by state and context switches, whole machine, from
 
 import os
 import platform
+import sys
 from pathlib import Path
 
 # CPUS=list (make) / FLEXLOCK_CPUS: confine a command and everything it
@@ -59,10 +60,25 @@ def confine(spec):
     return want
 
 
-def confine_from_env():
-    """confine() to $FLEXLOCK_CPUS where it is set; the CPUs, or None."""
+def confine_from_env(prog):
+    """confine() to $FLEXLOCK_CPUS where it is set, before a command starts
+    anything: 0, or 2 with the reason printed after prog's name."""
     spec = os.environ.get(CPUS_ENV, "").strip()
-    return confine(spec) if spec else None
+    if spec:
+        try:
+            confine(spec)
+        except CpuListError as e:
+            print(f"{prog}: {e}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def confinement():
+    """{confined_to, machine_cpus} where this process may use fewer CPUs
+    than the machine has (CPUS), else {}: what a record of the cores adds."""
+    if cores() == os.cpu_count():
+        return {}
+    return {"confined_to": allowed_cpus(), "machine_cpus": os.cpu_count()}
 
 
 def machine_facts():
@@ -83,9 +99,7 @@ def machine_facts():
         pass
     facts = {"cores": cores(), "model": model, "memory_gib": round(mem / 2**30, 1),
             "kernel": platform.release(), "system": platform.system()}
-    if facts["cores"] != os.cpu_count():
-        facts["confined_to"] = allowed_cpus()
-        facts["machine_cpus"] = os.cpu_count()
+    facts.update(confinement())
     return facts
 
 

@@ -275,9 +275,7 @@ def machine_section():
         "hypervisor": hyper,
         "container": container,
     }
-    if sec["logical_cpus"] != os.cpu_count():
-        sec["confined_to"] = machine.allowed_cpus()
-        sec["machine_cpus"] = os.cpu_count()
+    sec.update(machine.confinement())
     return sec
 
 

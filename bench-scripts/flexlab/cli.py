@@ -68,10 +68,7 @@ def run_module(module, argv, prog):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     from flexbench import machine
-    try:
-        machine.confine_from_env()
-    except machine.CpuListError as e:
-        print(f"flexlock-lab: {e}", file=sys.stderr)
+    if machine.confine_from_env("flexlock-lab"):
         return 2
     for key, module in DELEGATED.items():
         if tuple(argv[:len(key)]) == key:

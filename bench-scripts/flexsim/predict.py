@@ -18,10 +18,12 @@ the variant changes only protocols the simulator runs itself.
 """
 
 import argparse
+import csv
 import json
 import math
 import os
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -378,7 +380,6 @@ def measured_error(cores, clients, path=VALIDATION_CSV):
     version, prefix, what = MEASURED_ERROR[cores]
     rows = []
     try:
-        import csv
         with open(path) as f:
             rows = [r for r in csv.DictReader(f) if r["model_version"] == version and r["calibration"] == "false"
                     and r["point"].startswith(prefix) and r["predicted_tps"] and r["measured_tps"]]
@@ -387,9 +388,9 @@ def measured_error(cores, clients, path=VALIDATION_CSV):
     if not rows:
         return f"model v4's error on {cores} cores: {path} has no rows of {version}"
     near = min({int(r["clients"]) for r in rows}, key=lambda c: (abs(math.log(c / clients)), c))
-    errs = sorted(abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1) for r in rows
-                  if int(r["clients"]) == near)
-    med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
+    errs = [abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1) for r in rows
+            if int(r["clients"]) == near]
+    med = statistics.median(errs)
     return (f"model v4's measured error at {cores} cores, {near} clients: median {100 * med:.0f}%, "
             f"{sum(e <= 0.2 for e in errs)} of {len(errs)} points within 20% ({what})")
 

@@ -159,7 +159,7 @@ class ConfineTest(unittest.TestCase):
 
     def test_children_inherit(self):
         # a grandchild (as a server started by the driver) runs on CPU 0 only
-        code = ("from flexbench import machine; import subprocess; machine.confine_from_env(); "
+        code = ("from flexbench import machine; import subprocess; machine.confine_from_env('test'); "
                 "print(machine.cores(), machine.machine_facts().get('confined_to')); "
                 "print(subprocess.run(['grep', 'Cpus_allowed_list', '/proc/self/status'], "
                 "capture_output=True, text=True).stdout.split()[-1])")
