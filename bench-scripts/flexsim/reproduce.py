@@ -126,9 +126,11 @@ def rerun_command(kind, path, out):
     # a point is 2026-11-22-16core/RUN/... (the 16-core run) or 2core/RUN/...
     # (a flexbench run of this lab, results/RUN)
     setname = "sixteen" if run[0] == "2026-11-22-16core" else str(TOP / "results" / run[1])
-    cmd = py + ["validate", "predict", "--set", setname, "--out", str(out)]
     inputs = path.with_name(f"predictions-{tag}.inputs.json")
     i = json.loads(inputs.read_text()) if inputs.exists() else {}
+    if i.get("set"):
+        setname = str(TOP / i["set"])       # a plan (its runs are next to it) or a run directory
+    cmd = py + ["validate", "predict", "--set", setname, "--out", str(out)]
     if i.get("machine"):
         cmd += ["--machine", i["machine"]]
     if i.get("traces"):

@@ -233,6 +233,10 @@ def cmd_predict(a):
     # what make predict needs besides a row's settings to reproduce it
     inputs = {"machine": a.machine, "traces": str(Path(a.traces).resolve().relative_to(PR.TOP))
               if a.traces else None, "traces_machine": a.traces_machine}
+    if Path(a.set).exists():
+        # the run directory or plan predicted (a plan's points name its runs,
+        # not where they are: reproduce needs it)
+        inputs["set"] = str(Path(a.set).resolve().relative_to(PR.TOP))
     (out / f"predictions-{tag}.inputs.json").write_text(json.dumps(inputs, indent=1) + "\n")
     fn = out / f"predictions-{tag}.csv"
     with open(fn, "w", newline="") as f:
