@@ -2,7 +2,11 @@
 
   _lockmgr     one lock-manager operation: the tag's LockManager partition
                LWLock (LockHashPartitionLock), held for the profile's
-               lock-manager time
+               lock-manager time and, for a release, the posts to the
+               waiters it grants (model v4.2: lock.c's CleanUpLock calls
+               ProcLockWakeup before LWLockRelease(partitionLock), so a
+               poster that its wakee preempts is descheduled holding the
+               partition lock)
   hw_acquire   LockAcquire of a lock that may conflict (lock.c's
                LockConflicts table, hw_conflicts): sleeps until a
                release of a conflicting holder (ProcSleep)
@@ -50,11 +54,21 @@ class HwLocks:
         self.hw = {}
         self.hw_waiters = {}
 
-    def _lockmgr(self, p, key):
+    def _lockmgr(self, p, key, wake=(), under=None):
+        """One lock-manager operation on key's partition.  under: a function
+        run with the partition lock held, returning the processes to wake;
+        wake: processes to wake.  Either way they are posted before the
+        partition lock is let go, as LockRelease and LockReleaseAll do
+        (CleanUpLock -> ProcLockWakeup; model v4.2)."""
         part = zlib.crc32(repr(key).encode()) % LOCKMANAGER_PARTITIONS    # deterministic across runs
         lk = self.lock(("LockManager", str(part)), p)
         yield from self.lwi.acquire(p, lk, X)
         p.debt += self.costs.c_lockmgr * self.machine.cpu_scale
+        if under is not None:
+            wake = under()
+        for q in wake:
+            p.debt += self.sim.C_POST
+            self.sim.wake(q)
         yield from self.lwi.release(p, lk)
 
     def hw_acquire(self, p, key, mode):
@@ -95,7 +109,4 @@ class HwLocks:
             p.hw.remove(key)
         w = self.hw_waiters.pop(key, None)
         if w:
-            yield from self._lockmgr(p, key)
-            for q in w:
-                p.debt += self.sim.C_POST
-                self.sim.wake(q)
+            yield from self._lockmgr(p, key, wake=w)

@@ -167,7 +167,6 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
 
     # ---- the transaction's end ---------------------------------------------------
     def end(self, p):
-        sim = self.sim
         yield from pay(p)                       # the transaction's CPU time up to its end holds its locks
         for key in p.rows:
             if self.rows.get(key) is p:
@@ -176,11 +175,8 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
         w = self.xid_waiters.pop(p, None)
         if w:
             # the release of the transaction lock grants it to every waiter
-            # (ProcLockWakeup, under its partition lock) and wakes them
-            yield from self._lockmgr(p, ("transactionid", p.pid))
-            for q in w:
-                p.debt += sim.C_POST
-                sim.wake(q)
+            # and wakes them (ProcLockWakeup, under its partition lock)
+            yield from self._lockmgr(p, ("transactionid", p.pid), wake=w)
         for key in list(p.hw):
             yield from self.hw_release(p, key)
 

@@ -31,7 +31,11 @@ from .model import Costs
 # v4.1: a calibration keeps every core busy when clients >= cores (v4
 # tested clients > 1, wrong for a one-core machine's 1-client calibration;
 # DECLARED-v4.1.md)
-MODEL_VERSION = "v4.1"
+# v4.2: a lock-manager release posts the waiters it grants under the
+# partition lock, as lock.c does (CleanUpLock -> ProcLockWakeup before
+# LWLockRelease(partitionLock)); v4.1 posted them after letting it go, so a
+# poster preempted by its wakee never held it (DECLARED-v4.2.md)
+MODEL_VERSION = "v4.2"
 
 HERE = Path(__file__).resolve().parent
 MACHINES = HERE / "machines"

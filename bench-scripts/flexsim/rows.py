@@ -103,11 +103,14 @@ class Rows:
             yield BLOCK
 
     def _tuplock_release(self, p, tv):
-        yield from self._lockmgr(p, ("tuple",) + tv)
-        q = self.tuplocks[tv]
-        q.remove(p)
-        if q:
-            p.debt += self.sim.C_POST            # granted to the next: ProcLockWakeup
-            self.sim.wake(q[0])
-        else:
+        """UnlockTuple: granted to the next in the queue, who is posted
+        under the partition lock (ProcLockWakeup)."""
+        def ungrant():
+            q = self.tuplocks[tv]
+            q.remove(p)
+            if q:
+                return (q[0],)
             del self.tuplocks[tv]
+            return ()
+
+        yield from self._lockmgr(p, ("tuple",) + tv, under=ungrant)

@@ -578,6 +578,26 @@ class RowLocks(unittest.TestCase):
                 self.assertLess(res["tps"], 1e9 / 10000)
                 self.assertGreater(res["tps"], 0.75e9 / 10000)
 
+    def test_wakeup_under_partition_lock(self):
+        # model v4.2: lock.c posts the waiters it grants a lock to before
+        # it lets the partition lock go (CleanUpLock -> ProcLockWakeup, then
+        # LWLockRelease(partitionLock)).  On one core, with every post
+        # preempting the poster, the woken waiter runs first and its next
+        # lock-manager operation, on the same transaction lock's partition,
+        # finds the partition lock held by the descheduled poster: it
+        # sleeps.  With the posts after the release (v4.1) it never does.
+        n = 4
+        res, pt = run(self.program(), machine(1, wake_preempt=1.0), n, costs=free_costs(c_lockmgr=200.0),
+                      ms=20, warm_ms=2)
+        tx = res["transactions"]
+        self.assertGreater(tx, 100)
+        lm = res["tranches"]["LockManager"]
+        self.assertGreater(res["wake_preemptions"] / tx, 0.9)
+        self.assertGreater(lm["sleeps"] / tx, 0.9)
+        # without wake-up preemption the same run has no such sleep
+        res0, _ = run(self.program(), machine(1), n, costs=free_costs(c_lockmgr=200.0), ms=20, warm_ms=2)
+        self.assertEqual(res0["tranches"]["LockManager"]["sleeps"], 0)
+
     def test_end_pays_first(self):
         # the CPU time between a transaction's last lock operation and its
         # end is spent holding its rows (v1 let them go first: two clients
