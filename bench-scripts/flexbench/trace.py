@@ -131,7 +131,6 @@ def resolve(args):
     build = args.build or "patched"
     if build not in ("patched", "cassert"):
         raise UsageError(f"--build must be patched or cassert (vanilla cannot trace), got {build!r}")
-    config.check_installed(build)
     nums = {}
     for opt, default in (("traced", 1000), ("max_events", 250000), ("sample", 10), ("txns", None),
                          ("scale", None), ("warmup", 3)):
@@ -142,6 +141,7 @@ def resolve(args):
             if not str(v).isdigit() or (int(v) <= 0 and opt != "warmup"):
                 raise UsageError(f"--{opt.replace('_', '-')} must be a positive integer, got {v!r}")
             nums[opt] = int(v)
+    config.check_installed(build)               # after every option: a bad one is said first
     if args.out is None:
         args.out = str(config.RESULTS / f"{datetime.date.today().isoformat()}-traces")
     return pairs, build, nums

@@ -96,8 +96,11 @@ class ReadTest(unittest.TestCase):
 
 class TraceUsageTest(unittest.TestCase):
     def test_bad_input(self):
+        # every bad option is said whether or not the build is there (a
+        # bench-only `make check` does not build the patched install)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "out"
+            nobuild = {"FLEXLOCK_BUILD": str(Path(tmp) / "build")}
             for args, message in (([], r"nothing to trace"),
                                   (["--workload", "select-only"], r"give both --workload and --variant"),
                                   (["--workload", "nosuch", "--variant", "stock"], r"unknown workload 'nosuch'"),
@@ -107,10 +110,15 @@ class TraceUsageTest(unittest.TestCase):
                                    r"--build must be patched or cassert"),
                                   (["--pairs", "select-only:stock", "--sample", "0"],
                                    r"--sample must be a positive integer")):
-                p = driver("trace", *args, "--out", str(out))
+                p = driver("trace", *args, "--out", str(out), env=nobuild)
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertRegex(p.stderr, message)
                 self.assertFalse(out.exists(), "nothing starts on bad input")
+            # good options, and no build: said, with what to do
+            p = driver("trace", "--pairs", "select-only:stock", "--out", str(out), env=nobuild)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertRegex(p.stderr, r"build 'patched' is not built .*run 'make patched' first")
+            self.assertFalse(out.exists())
 
 
 if __name__ == "__main__":
