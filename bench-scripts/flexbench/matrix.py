@@ -37,7 +37,7 @@ from . import capmodel, config, machine, machineprofile
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, context_switches, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
-from .pgbench import LATENCY_FIELDS, latency_percentiles, nopm, parse_pgbench, sampling_rate
+from .pgbench import LATENCY_FIELDS, latency_percentiles, nopm, parse_pgbench, pgbench_failure, sampling_rate
 from .report import report
 from .servers import Server, as_user, base_settings, lock_delta, run_user, sh, socket_dir
 
@@ -431,8 +431,8 @@ class Matrix:
         lsn1 = srv.wal_insert_lsn()
         (self.out / "raw" / f"{run_id}.txt").write_text(f"$ {shlex.join(cmd + logargs)}\n{p.stdout}")
         if p.returncode != 0:
-            last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
-            raise BenchError(f"pgbench failed for {run_id} (exit {p.returncode}: {last}); see raw/{run_id}.txt")
+            raise BenchError(f"pgbench failed for {run_id} (exit {p.returncode}: {pgbench_failure(p.stdout)}); "
+                             f"see raw/{run_id}.txt")
         res = parse_pgbench(p.stdout)
         per_script = res.pop("scripts", {})
         if per_script:

@@ -34,6 +34,19 @@ LATENCY_FIELDS = ["latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency
 LATENCY_SAMPLES = 20000
 
 
+def pgbench_failure(out):
+    """What made pgbench fail, from its output: the first error line (a
+    client's abort names the server's ERROR, such as a relation that does
+    not exist), then the last line ("Run was aborted; ...")."""
+    lines = [x.strip() for x in out.strip().splitlines() if x.strip()]
+    if not lines:
+        return "no output"
+    first = next((x for x in lines if "error:" in x or "ERROR:" in x or "FATAL:" in x), None)
+    if first is None or first == lines[-1]:
+        return lines[-1]
+    return f"{first} ... {lines[-1]}"
+
+
 def parse_pgbench(text):
     """The figures of one pgbench run (PostgreSQL 18 wording).  Raises
     BenchError if the output has no tps line: a run we cannot read must not

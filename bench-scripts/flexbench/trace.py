@@ -43,7 +43,7 @@ from .config import BenchError, UsageError, Workload, variant_settings
 from .machine import machine_facts
 from .matrix import Matrix, load_workload
 from .meta import series_info
-from .pgbench import parse_pgbench
+from .pgbench import parse_pgbench, pgbench_failure
 from .servers import Server, as_user, base_settings, run_user, sh, socket_dir
 
 PROBE_TXNS = 50
@@ -154,6 +154,8 @@ def pgbench_cmd(srv, w, scale, workdir, build):
     return cmd + w.pgbench_args + Matrix.script_args(w, build, workdir)
 
 
+
+
 def run_pgbench(cmd, dbname, txns, log):
     """pgbench -t txns; (parsed figures, output, CPU seconds of pgbench and
     its runuser)."""
@@ -164,8 +166,7 @@ def run_pgbench(cmd, dbname, txns, log):
     with open(log, "a") as f:
         f.write(f"$ {shlex.join(cmd + ['-t', str(txns), dbname])}\n{p.stdout}\n")
     if p.returncode != 0:
-        last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
-        raise BenchError(f"pgbench failed (exit {p.returncode}: {last})")
+        raise BenchError(f"pgbench failed (exit {p.returncode}: {pgbench_failure(p.stdout)})")
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     return parse_pgbench(p.stdout), p.stdout, cpu
 

@@ -120,6 +120,29 @@ class TraceUsageTest(unittest.TestCase):
             self.assertRegex(p.stderr, r"build 'patched' is not built .*run 'make patched' first")
             self.assertFalse(out.exists())
 
+    def test_pgbench_failure_named(self):
+        # a script whose table does not exist: pgbench's last line is only
+        # "Run was aborted"; the error names the server's ERROR too
+        import subprocess
+        from unittest import mock
+        from flexbench import trace as TR
+        from flexbench.config import BenchError
+        out = ("pgbench (18.6)\n"
+               "pgbench: error: client 0 script 0 aborted in command 0 query 0: ERROR:  relation \"nosuch\" "
+               "does not exist\n"
+               "LINE 1: SELECT * FROM nosuch;\n"
+               "transaction type: mine.sql\n"
+               "number of transactions actually processed: 0/100\n"
+               "pgbench: error: Run was aborted; the above results are incomplete.\n")
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(TR.subprocess, "run",
+                                  return_value=subprocess.CompletedProcess([], 2, stdout=out)):
+            with self.assertRaises(BenchError) as cm:
+                TR.run_pgbench(["pgbench"], "db", 100, Path(tmp) / "log")
+        self.assertIn('relation "nosuch" does not exist', str(cm.exception))
+        self.assertIn("Run was aborted", str(cm.exception))
+        self.assertEqual(TR.pgbench_failure(""), "no output")   # flexbench.pgbench's, imported
+
 
 if __name__ == "__main__":
     unittest.main()
