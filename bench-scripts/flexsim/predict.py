@@ -365,19 +365,23 @@ def run_point(pt, max_events=MAX_EVENTS, target_txns=TARGET_TXNS):
 # the model's measured error beside a prediction: per core count, the
 # comparison of v4 that stands for it (validation.csv's model_version)
 MEASURED_ERROR = {
-    2: ("v4-t1128c", "2core/stock/", "blind check (a)'s stock run, 2026-11-28, an AMD EPYC with 2 vCPUs"),
-    16: ("v4", "2026-11-22-16core/", "the 16-core run of 2026-11-22, in sample: its measurements were known"),
+    2: ("v4-t1128c", "2core/stock/", "blind check (a)'s stock run, 2026-11-28, an AMD EPYC with 2 vCPUs",
+        "2core-2026-11-28c"),
+    16: ("v4", "2026-11-22-16core/", "the 16-core run of 2026-11-22, in sample: its measurements were known",
+         "16core-v4"),
 }
 VALIDATION_CSV = TOP / "results" / "2026-11-25-flexsim-validation" / "validation.csv"
 
 
-def measured_error(cores, clients, path=VALIDATION_CSV):
+def measured_error(cores, clients, path=VALIDATION_CSV, machine=None):
     """What model v4 was measured to miss by near (cores, clients): a
-    sentence, from the comparison that stands for that core count."""
+    sentence, from the comparison that stands for that core count.  It
+    names the profile that error was measured with where the prediction
+    (on machine) used another: the error is that profile's, not this one's."""
     if cores not in MEASURED_ERROR:
         return (f"model v4's error on {cores} cores: never measured (it was measured on 2 cores, blind, and "
                 "on 16, in sample)")
-    version, prefix, what = MEASURED_ERROR[cores]
+    version, prefix, what, scored = MEASURED_ERROR[cores]
     rows = []
     try:
         with open(path) as f:
@@ -391,8 +395,10 @@ def measured_error(cores, clients, path=VALIDATION_CSV):
     errs = [abs(float(r["predicted_tps"]) / float(r["measured_tps"]) - 1) for r in rows
             if int(r["clients"]) == near]
     med = statistics.median(errs)
+    other = f"; measured with the profile {scored}, this prediction used {machine}" \
+        if machine and machine != scored else ""
     return (f"model v4's measured error at {cores} cores, {near} clients: median {100 * med:.0f}%, "
-            f"{sum(e <= 0.2 for e in errs)} of {len(errs)} points within 20% ({what})")
+            f"{sum(e <= 0.2 for e in errs)} of {len(errs)} points within 20% ({what}{other})")
 
 
 def table(res):
@@ -444,7 +450,7 @@ def main(argv=None):
     print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}), "
           f"{cores} cores, {clients} clients, machine profile {res['machine_label']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
           f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")
-    print(f"predicted tps = {res['tps']:.0f}  (a prediction; {measured_error(cores, clients)})")
+    print(f"predicted tps = {res['tps']:.0f}  (a prediction; {measured_error(cores, clients, machine=res['machine'])})")
     n = max(1, res["transactions"])
     print(f"CPU utilization {res['cpu_utilization']:.2f}, preemptions {res['preemptions']}, "
           f"wakeups {res['wakeups']}, {res['slices']:.0f} time slices; per transaction: refill "

@@ -957,6 +957,18 @@ class Plans(unittest.TestCase):
 
 
 class Predict(unittest.TestCase):
+    def test_measured_error_names_its_profile(self):
+        """make predict's measured error is of the profile it was scored
+        with: a prediction on another profile (the default 2core and 16core
+        have none of v4's figures) is told so."""
+        same = PR.measured_error(2, 2, machine="2core-2026-11-28c")
+        self.assertRegex(same, r"^model v4's measured error at 2 cores, 2 clients: median \d+%")
+        self.assertNotIn("this prediction used", same)
+        other = PR.measured_error(2, 2, machine="2core")
+        self.assertIn("measured with the profile 2core-2026-11-28c, this prediction used 2core", other)
+        self.assertIn("this prediction used 16core)", PR.measured_error(16, 64, machine="16core"))
+        self.assertNotIn("this prediction used", PR.measured_error(16, 64, machine="16core-v4"))
+
     def test_trace_scale_when_every_core_busy(self):
         """v4.1: the traces are scaled to the calibration's backend CPU when
         the calibration kept every core busy, clients >= cores: a one-core
