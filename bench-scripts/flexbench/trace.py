@@ -154,8 +154,6 @@ def pgbench_cmd(srv, w, scale, workdir, build):
     return cmd + w.pgbench_args + Matrix.script_args(w, build, workdir)
 
 
-
-
 def run_pgbench(cmd, dbname, txns, log):
     """pgbench -t txns; (parsed figures, output, CPU seconds of pgbench and
     its runuser)."""

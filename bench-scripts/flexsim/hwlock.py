@@ -54,19 +54,17 @@ class HwLocks:
         self.hw = {}
         self.hw_waiters = {}
 
-    def _lockmgr(self, p, key, wake=(), under=None):
+    def _lockmgr(self, p, key, under=None):
         """One lock-manager operation on key's partition.  under: a function
-        run with the partition lock held, returning the processes to wake;
-        wake: processes to wake.  Either way they are posted before the
-        partition lock is let go, as LockRelease and LockReleaseAll do
-        (CleanUpLock -> ProcLockWakeup; model v4.2)."""
+        run with the partition lock held, returning the processes the
+        operation wakes; they are posted before the partition lock is let
+        go, as LockRelease and LockReleaseAll do (CleanUpLock ->
+        ProcLockWakeup; model v4.2)."""
         part = zlib.crc32(repr(key).encode()) % LOCKMANAGER_PARTITIONS    # deterministic across runs
         lk = self.lock(("LockManager", str(part)), p)
         yield from self.lwi.acquire(p, lk, X)
         p.debt += self.costs.c_lockmgr * self.machine.cpu_scale
-        if under is not None:
-            wake = under()
-        for q in wake:
+        for q in under() if under is not None else ():
             p.debt += self.sim.C_POST
             self.sim.wake(q)
         yield from self.lwi.release(p, lk)
@@ -109,4 +107,4 @@ class HwLocks:
             p.hw.remove(key)
         w = self.hw_waiters.pop(key, None)
         if w:
-            yield from self._lockmgr(p, key, wake=w)
+            yield from self._lockmgr(p, key, under=lambda: w)

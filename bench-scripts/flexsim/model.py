@@ -176,7 +176,7 @@ class Point(Wal, ProcArrayClear, Rows, HwLocks):
         if w:
             # the release of the transaction lock grants it to every waiter
             # and wakes them (ProcLockWakeup, under its partition lock)
-            yield from self._lockmgr(p, ("transactionid", p.pid), wake=w)
+            yield from self._lockmgr(p, ("transactionid", p.pid), under=lambda: w)
         for key in list(p.hw):
             yield from self.hw_release(p, key)
 
