@@ -15,6 +15,7 @@
 #   FLEXLOCK_USER=name   unprivileged user for servers when run as root
 #   PRESET=name          `make bench`: bench-scripts/presets/NAME.conf
 #   BENCH_ARGS="..."     `make bench`: more flexbench options (--clients 1,8 ...)
+#   BUILDS="patched mine"  `make bench`: the builds compared (a build of yours with the one it was laid on)
 #   BENCH_OUT=dir        `make bench`, `make lwbench`: the run directory to create
 #   LWBENCH_ARGS="..."   `make lwbench`: --workers 1,2,4 --shared 100,95 --seconds 3 --reps 3
 #   BEFORE=rev AFTER=rev `make layering`: compare these commits of build/src instead
@@ -26,11 +27,14 @@
 #   MACHINE_PROFILE_OUT=dir  `make machine-profile`: where it goes (default: results/DATE-machine-HOST)
 #   MACHINE_PROFILE_ARGS="--reps 9 --fsync-seconds 5"  `make machine-profile`: more options
 #   WORKLOAD=w VARIANT=v PAIRS=w:v,... PAIRS_FILE=f TXNS=N TRACE_OUT=dir TRACE_ARGS="..."  `make trace` (SCALE too)
+#   BUILD=name           `make trace`, `overhead`, `predict` (and server, below): a build of yours (make build)
 #   CPUS=0 (0,2 or 0-3)  `make bench`, `machine-profile`, `trace`, `server`: the lab's commands, the servers
 #                        and pgbench they start confined to these CPUs, as a smaller machine (FLEXLOCK_CPUS)
 #   AARCH64_TORTURE="16 5"  the aarch64 suite: workers and seconds of each LWLock torture run
 #   WORKLOAD= VARIANT= CORES= CLIENTS= MACHINE= SEED= TRACES= TRACES_MACHINE=  `make predict` (bench-scripts/flexsim)
 #   SCRIPT=file.sql INIT=file.sql SCALE=N CORES= CLIENTS= VARIANT=  `make predict` of your own pgbench script (scripts/predict.sh)
+#   NAME=mine PATCHES=dir|file.patch|file.diff BASE=patched|vanilla CASSERT=1  `make build`: your own
+#                        patches as a build, build/install/NAME (docs/your-patch.md)
 # `make server`, `psql`, `stop`, `status`, `pgbench` (scripts/server.sh) take
 # these from make's command line only (not from the environment):
 #   BUILD=patched|vanilla|cassert  FRESH=1  VARIANT=name  SET="guc=value ..."
@@ -40,7 +44,7 @@ SHELL := /bin/bash
 S := scripts
 
 export PG_SRC PG_TARBALL PG_VERSION VARIANTS SUITES CHECK_MATRIX TAP_TESTS REPEAT SOAK_LOAD JOBS FLEXLOCK_USER PG_CONFIGURE_EXTRA FORCE \
-	PRESET BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE \
+	PRESET BUILDS BENCH_ARGS BENCH_OUT LWBENCH_ARGS BEFORE AFTER BUNDLE_BUILDS BUNDLE_OUT AARCH64_TORTURE \
 	RESULTS LAYERING_EXTRA_FUNCS LAYERING_FUNCS LAYERING_HELPERS LAYERING_TITLE \
 	MACHINE_PROFILE_OUT MACHINE_PROFILE_ARGS WORKLOAD PAIRS PAIRS_FILE TXNS TRACE_OUT TRACE_ARGS
 
@@ -51,8 +55,12 @@ export FLEXLOCK_CPUS := $(CPUS)
 endif
 
 .PHONY: predict predict-check help deps postgres vanilla patched cassert tree export-patches \
-	check-patches check check-full check-soak bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \
+	build check-patches check check-full check-soak bench lwbench overhead layering bundle aarch64 clean distclean machine-profile trace \
 	server psql stop status pgbench
+
+# BUILD= of make's command line for make trace, overhead and predict (lib.sh
+# takes BUILD for the build directory: passed on as FLEXLOCK_USE_BUILD)
+USE_BUILD := $(if $(filter command line,$(origin BUILD)),$(BUILD))
 
 SERVER_VARS := BUILD FRESH VARIANT SET SCALE PORT SCRIPT CLIENTS TIME PGBENCH_ARGS
 SERVER_CMDLINE := $(strip $(foreach v,$(SERVER_VARS),$(if $(filter command line,$(origin $(v))),$(v))))
@@ -61,13 +69,14 @@ help:
 	@echo "flexlock — PostgreSQL 18 lock-scalability lab"
 	@echo
 	@echo "  make postgres        build vanilla, patched and cassert into build/install/"
+	@echo "  make build           NAME=mine PATCHES=dir|file [BASE=patched|vanilla CASSERT=1]: your own patches as a build"
 	@echo "  make server          start a server of the patched build (BUILD= VARIANT= SET= SCALE= FRESH=1 PORT=)"
 	@echo "  make pgbench         SCRIPT=file.sql [CLIENTS= TIME=]: a pgbench run and its lock profile"
 	@echo "  make psql            psql on that server; make status, make stop"
 	@echo "  make check           every test, against the cassert build"
-	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/)"
+	@echo "  make bench           the benchmark: PRESET=quick|default|full|seed-000|... (bench-scripts/); BUILDS='patched yours'"
 	@echo "  make lwbench         LWLock micro-benchmark: compare-exchange, fetch-add, read-biased (LWBENCH_ARGS)"
-	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind)"
+	@echo "  make overhead        instructions per transaction, vanilla vs patched (callgrind); BUILD=yours: against its base"
 	@echo "  make layering        the lwlock.c/flexlock.c split: LWLock code and callgrind counts before vs after"
 	@echo "  make predict         simulated tps of WORKLOAD= VARIANT= on CORES= with CLIENTS= (flexsim; MACHINE= SEED= TRACES=),"
 	@echo "                       or of your own SCRIPT=file.sql (INIT= SCALE=), traced and calibrated here first"
@@ -75,7 +84,7 @@ help:
 	@echo "                       every committed prediction set of the model version re-run (12 minutes)"
 	@echo "  make bundle          one tarball to run the benchmark on another machine (build/bundle/)"
 	@echo "  make machine-profile cache-line transfer, semaphore wake-up, WAL flush time of this machine (MACHINE_PROFILE_OUT)"
-	@echo "  make trace           WORKLOAD= VARIANT= [TXNS= SCALE=]: lock traces with one client (docs/lock-trace.md)"
+	@echo "  make trace           WORKLOAD= VARIANT= [TXNS= SCALE= BUILD=]: lock traces with one client (docs/lock-trace.md)"
 	@echo "  make aarch64         cross-compile the cassert build for aarch64 (build/install/aarch64); its tests: make check SUITES=aarch64"
 	@echo "  make deps            install build/test packages (root) or name the missing ones"
 	@echo "  make tree            lay out build/src: vanilla commit + one commit per patch"
@@ -94,6 +103,10 @@ postgres: deps
 
 vanilla patched cassert: deps
 	@$(S)/build.sh $@
+
+# a user's own build (scripts/build.sh own, docs/your-patch.md)
+build: deps
+	@$(S)/build.sh own "$(NAME)" "$(PATCHES)" "$(or $(BASE),patched)" $(if $(filter-out 0,$(CASSERT)),cassert)
 
 tree: deps
 	@if [ -n "$(FORCE)" ]; then $(S)/tree.sh reset; else $(S)/tree.sh ensure; fi
@@ -122,7 +135,7 @@ lwbench: deps
 
 overhead:
 	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh
-	@$(S)/overhead.sh
+	@FLEXLOCK_USE_BUILD="$(USE_BUILD)" $(S)/overhead.sh
 
 layering:
 	@FLEXLOCK_DEPS_EXTRA=valgrind $(S)/deps.sh
@@ -136,7 +149,7 @@ machine-profile: deps
 
 # VARIANT and SCALE are also server.sh's: passed on explicitly
 trace: deps
-	@WORKLOAD="$(WORKLOAD)" VARIANT="$(VARIANT)" SCALE="$(SCALE)" $(S)/trace.sh
+	@WORKLOAD="$(WORKLOAD)" VARIANT="$(VARIANT)" SCALE="$(SCALE)" FLEXLOCK_USE_BUILD="$(USE_BUILD)" $(S)/trace.sh
 
 # installs the cross compiler and qemu-user-static itself (only here and in
 # the aarch64 suite of check-full), like overhead's valgrind
@@ -153,14 +166,15 @@ psql stop status pgbench:
 predict:
 ifneq ($(SCRIPT),)
 	@SCRIPT="$(SCRIPT)" INIT="$(INIT)" SCALE="$(SCALE)" CORES="$(CORES)" CLIENTS="$(CLIENTS)" VARIANT="$(VARIANT)" \
-		MACHINE="$(MACHINE)" PREDICT_BUILD="$(PREDICT_BUILD)" CALIBRATE_ARGS="$(CALIBRATE_ARGS)" $(S)/predict.sh
+		MACHINE="$(MACHINE)" PREDICT_BUILD="$(or $(USE_BUILD),$(PREDICT_BUILD))" CALIBRATE_ARGS="$(CALIBRATE_ARGS)" $(S)/predict.sh
 else
 	@if [ -z "$(WORKLOAD)" ] || [ -z "$(CORES)" ] || [ -z "$(CLIENTS)" ]; then \
-		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir TRACES_MACHINE=name]" >&2; \
+		echo "make predict: WORKLOAD=name CORES=N CLIENTS=N [VARIANT=name (stock)] [MACHINE=name SEED=N TRACES=dir TRACES_MACHINE=name BUILD=name]" >&2; \
 		echo "          or SCRIPT=file.sql CORES=N CLIENTS=N [INIT=file.sql SCALE=N VARIANT=name MACHINE=name] (your own workload)" >&2; exit 2; fi
 	@cd bench-scripts && python3 -m flexlab sim predict --workload "$(WORKLOAD)" --variant "$(or $(VARIANT),stock)" \
 		--cores "$(CORES)" --clients "$(CLIENTS)" $(if $(MACHINE),--machine "$(MACHINE)") $(if $(SEED),--seed "$(SEED)") \
-		$(if $(TRACES),--traces "$(abspath $(TRACES))") $(if $(TRACES_MACHINE),--traces-machine "$(TRACES_MACHINE)")
+		$(if $(TRACES),--traces "$(abspath $(TRACES))") $(if $(TRACES_MACHINE),--traces-machine "$(TRACES_MACHINE)") \
+		$(if $(USE_BUILD),--build "$(USE_BUILD)")
 endif
 
 predict-check:
@@ -168,7 +182,7 @@ predict-check:
 
 clean:
 	@$(S)/server.sh stop >/dev/null 2>&1 || true
-	rm -rf build/obj build/install build/ext build/check build/logs build/overhead build/layering build/check-patches build/check-patches.src build/bundle
+	rm -rf build/obj build/install build/builds build/ext build/check build/logs build/overhead build/layering build/check-patches build/check-patches.src build/bundle
 
 distclean:
 	@$(S)/clean.sh distclean

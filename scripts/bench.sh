@@ -4,6 +4,10 @@
 #
 #   PRESET=quick|default|full|seed-000|...   (bench-scripts/presets/)
 #   BENCH_ARGS="--clients 1,8 --reps 5"      more flexbench options
+#   BUILDS="patched mine"                    the builds compared (default: the
+#                                            preset's, else vanilla patched); a
+#                                            build of yours (make build) with the
+#                                            build it was laid on
 #   BENCH_OUT=dir                            run directory (default: a new
 #                                            one under results/)
 
@@ -18,10 +22,16 @@ PRESET=${PRESET:-default}
 [ -f "$FLEXLOCK_TOP/bench-scripts/presets/$PRESET.conf" ] ||
 	die "unknown preset '$PRESET' (known: $(cd "$FLEXLOCK_TOP/bench-scripts/presets" && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' '))"
 
+# ours are built when missing or out of date; a build of yours is checked
+# by the driver (make build makes it)
+ours=()
+for b in ${BUILDS:-vanilla patched}; do
+	case $b in vanilla | patched | cassert) ours+=("$b") ;; esac
+done
 if [ "${1:-}" = lwlock ]; then
 	"$FLEXLOCK_TOP/scripts/build.sh" patched
-else
-	"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
+elif [ ${#ours[@]} -gt 0 ]; then
+	"$FLEXLOCK_TOP/scripts/build.sh" "${ours[@]}"
 fi
 ensure_test_user
 mkdir -p "$BUILD/bench"
@@ -37,6 +47,7 @@ if [ "${1:-}" = lwlock ]; then
 fi
 
 args=(bench run --preset "$PRESET")
+[ -n "${BUILDS:-}" ] && args+=(--builds "$BUILDS")
 [ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")
 # shellcheck disable=SC2206
 args+=(${BENCH_ARGS:-})

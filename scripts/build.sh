@@ -10,6 +10,19 @@
 # A build whose source has not changed since it was installed is skipped;
 # otherwise make runs incrementally (ccache makes rebuilds cheap).
 # Extra configure flags for all builds: PG_CONFIGURE_EXTRA.
+#
+#   build.sh own NAME PATCHES BASE [cassert]    make build: a user's own build
+#
+# A user's build is its base's tree (build/src at HEAD for BASE=patched, at
+# tag 'vanilla' for BASE=vanilla) with the patches applied, in
+# build/builds/NAME/, configured as its base and installed in
+# build/install/NAME with a record of what it is (flexlock-build.json,
+# bench-scripts/flexbench/builds.py).  The patches are applied in a scratch
+# clone first, so a patch that does not apply changes nothing.  The tree and
+# objects mirror the base's layout under build/ (build/builds/NAME/src and
+# obj/NAME as build/src and build/obj/patched; pristine for vanilla), so that
+# ccache's paths, relative to build/, are the base's: the first build
+# compiles only what the patches change.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -22,23 +35,36 @@
 source_id() {
 	case "$1" in
 		vanilla) cat "$ORIGIN_FILE" ;;
-		*) {
-			git -C "$TREE" rev-parse HEAD
-			git -C "$TREE" diff HEAD
-		} | sha256sum | awk '{print $1}' ;;
+		patched | cassert) tree_id "$TREE" ;;
+		*) tree_id "$OWN_SRC" ;;
 	esac
 }
 
+tree_id() {
+	{
+		git -C "$1" rev-parse HEAD
+		git -C "$1" diff HEAD
+	} | sha256sum | awk '{print $1}'
+}
+
+# build_one NAME: ours by name; a user's build from OWN_SRC, OWN_OBJ and
+# OWN_ASSERT (1 for a cassert twin).
 build_one() {
-	local name=$1 src obj inst cflags flags stamp id cc
+	local name=$1 src obj inst cflags flags stamp id cc asserts=0
 	obj=$BUILD/obj/$name
 	inst=$BUILD/install/$name
 	stamp=$inst/.flexlock-build
 	case "$name" in
 		vanilla) src=$PRISTINE; cflags=$O2_CFLAGS; flags=("${COMMON_FLAGS[@]}") ;;
 		patched) src=$TREE; cflags=$O2_CFLAGS; flags=("${COMMON_FLAGS[@]}") ;;
-		cassert) src=$TREE; cflags=$CASSERT_CFLAGS; flags=("${COMMON_FLAGS[@]}" "${CASSERT_FLAGS[@]}") ;;
-		*) die "unknown build '$name' (known: vanilla patched cassert)" ;;
+		cassert) src=$TREE; cflags=$CASSERT_CFLAGS; flags=("${COMMON_FLAGS[@]}" "${CASSERT_FLAGS[@]}"); asserts=1 ;;
+		*)
+			src=$OWN_SRC obj=$OWN_OBJ asserts=$OWN_ASSERT
+			if [ "$asserts" = 1 ]; then
+				cflags=$CASSERT_CFLAGS; flags=("${COMMON_FLAGS[@]}" "${CASSERT_FLAGS[@]}")
+			else
+				cflags=$O2_CFLAGS; flags=("${COMMON_FLAGS[@]}")
+			fi ;;
 	esac
 	# shellcheck disable=SC2206
 	flags+=("${RPATH_FLAGS[@]}" --prefix="$inst" ${PG_CONFIGURE_EXTRA:-})
@@ -68,7 +94,7 @@ build_one() {
 	say "$name: building with $JOBS jobs (log: $(rel "$log"))"
 	run_logged "$log" "build of $name" "read the log; for a patch error fix it in build/src" \
 		make -C "$obj" -j"$JOBS" -s world-bin
-	if [ "$name" = cassert ]; then
+	if [ "$asserts" = 1 ]; then
 		# injection_points is a test module our tests need installed; the
 		# isolation tester is built here so that tests need no compiler.
 		run_logged "$LOGS/build-$name-modules.log" "build of $name test modules" "" \
@@ -78,7 +104,7 @@ build_one() {
 	fi
 	rm -rf "$inst"
 	run_logged "$LOGS/install-$name.log" "install of $name" "" make -C "$obj" -s install-world-bin
-	if [ "$name" = cassert ]; then
+	if [ "$asserts" = 1 ]; then
 		run_logged "$LOGS/install-$name.log" "install of $name test modules" "" \
 			make -C "$obj/src/test/modules/injection_points" -s install
 	fi
@@ -92,7 +118,7 @@ build_one() {
 # files: CREATE EXTENSION there must refuse with a clear message.
 install_extension() {
 	local name=$1 inst=$BUILD/install/$1 dir=$BUILD/ext/$1 ext=$FLEXLOCK_TOP/contrib_flexlock
-	if [ "$name" = vanilla ]; then
+	if [ "$name" = vanilla ] || [ "${OWN_SERIES:-yes}" = no ]; then
 		install -m 644 "$ext/flexlock.control" "$ext"/flexlock--*.sql "$("$inst/bin/pg_config" --sharedir)/extension/"
 		return
 	fi
@@ -113,6 +139,98 @@ install_extension() {
 			make -C "$mdir" -f "$m/Makefile" VPATH="$m" PG_CONFIG="$inst/bin/pg_config" -s all install
 	done
 }
+
+# --- make build: a user's own build -----------------------------------------
+
+# own_apply DIR FILE KIND: one patch onto the tree DIR (git am for a mail,
+# git apply and a commit named after the file for a plain diff).  Fixed
+# dates and identity, so that the same patches on the same base give the
+# same commits, and an unchanged build stays up to date.
+own_apply() {
+	local dir=$1 f=$2 kind=$3 log=$4
+	export GIT_COMMITTER_NAME=flexlock GIT_COMMITTER_EMAIL=flexlock@localhost
+	export GIT_COMMITTER_DATE=2000-01-01T00:00:00Z
+	if [ "$kind" = mail ]; then
+		git -C "$dir" am -q "$f" >"$log" 2>&1
+	else
+		git -C "$dir" apply --index "$f" >"$log" 2>&1 &&
+			GIT_AUTHOR_NAME=flexlock GIT_AUTHOR_EMAIL=flexlock@localhost GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE \
+				git -C "$dir" commit -q --no-verify -m "$(basename "$f")" >>"$log" 2>&1
+	fi
+}
+
+build_own() {
+	local name=$1 patches=$2 base=$3 twin=${4:-} version major plan base_commit root srcname stage
+	# every input is checked before anything is fetched, laid out or built
+	# (builds.py); without source yet, no base is built either
+	major=18
+	[ -f "$ORIGIN_FILE" ] && major=$(cut -f1 "$ORIGIN_FILE" | cut -d. -f1)
+	plan=$("${FLEXLAB[@]}" build plan --name "$name" --patches "$patches" --base "$base" --major "$major") || exit 1
+	"$FLEXLOCK_TOP/scripts/get-source.sh"
+	version=$(cut -f1 "$ORIGIN_FILE")
+	"$FLEXLOCK_TOP/scripts/tree.sh" ensure
+	if [ "$base" = patched ]; then
+		[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
+			die "build/src has uncommitted changes, so the patched build is no commit to lay NAME=$name on: commit them and 'make patched' first"
+		[ "$(cut -d'|' -f1 "$BUILD/install/patched/.flexlock-build" 2>/dev/null)" = "$(tree_id "$TREE")" ] ||
+			die "the patched build is older than build/src: run 'make patched' first, so that $name is compared with what it is laid on"
+		base_commit=$(git -C "$TREE" rev-parse HEAD) srcname=src
+	else
+		base_commit=$(git -C "$TREE" rev-parse vanilla) srcname=pristine
+	fi
+
+	root=$BUILD/builds/$name
+	mkdir -p "$BUILD/builds"
+	stage=$(mktemp -d "$BUILD/builds/.stage-$name.XXXXXX")
+	# shellcheck disable=SC2064
+	trap "rm -rf '$stage'; rmdir '$BUILD/builds' 2>/dev/null || true" EXIT
+	git clone -q --local --no-checkout "$TREE" "$stage/tree"
+	git -C "$stage/tree" checkout -q --detach "$base_commit"
+	local kind f n=0 files=()
+	while IFS=$'\t' read -r kind f; do
+		n=$((n + 1))
+		files+=("$f")
+		if ! own_apply "$stage/tree" "$f" "$kind" "$LOGS/build-$name-apply.log"; then
+			local where
+			where=$("${FLEXLAB[@]}" build failure --log "$LOGS/build-$name-apply.log" --patch "$f")
+			die "$(basename "$f") (patch $n) does not apply to the $base build (PostgreSQL $version): $where; nothing was changed: rebase it on $(rel "$TREE") ($([ "$base" = patched ] && echo HEAD || echo "tag vanilla")) (log: $(rel "$LOGS/build-$name-apply.log"))"
+		fi
+	done <<<"$plan"
+	git -C "$stage/tree" log --reverse --format='%H %s' "$base_commit..HEAD" >"$stage/commits"
+
+	# The tree: moved into place, or the existing one brought to the new
+	# commits (git touches only the files that differ: make is incremental).
+	if [ -d "$root/$srcname/.git" ]; then
+		git -C "$root/$srcname" fetch -q "$stage/tree" HEAD
+		git -C "$root/$srcname" reset -q --hard FETCH_HEAD
+	else
+		rm -rf "$root" && mkdir -p "$root"
+		mv "$stage/tree" "$root/$srcname"
+	fi
+	say "$name: $(rel "$root/$srcname"): the $base build's tree + ${#files[@]} patch$([ ${#files[@]} = 1 ] || echo es)"
+
+	local series=yes
+	[ "$base" = vanilla ] && series=no
+	local b=$name
+	OWN_SRC=$root/$srcname OWN_OBJ=$root/obj/$name OWN_ASSERT=0 OWN_SERIES=$series build_one "$name"
+	"${FLEXLAB[@]}" build record --name "$name" --base "$base" --base-commit "$base_commit" \
+		--version "$version" --patches "$patches" --commits "$stage/commits"
+	if [ "$twin" = cassert ]; then
+		b=$name-cassert
+		# the twin's objects mirror build/obj/cassert
+		OWN_SRC=$root/$srcname OWN_OBJ=$root/obj/$b OWN_ASSERT=1 OWN_SERIES=$series build_one "$b"
+		"${FLEXLAB[@]}" build record --name "$b" --base "$([ "$base" = patched ] && echo cassert || echo vanilla)" \
+			--base-commit "$base_commit" --version "$version" --patches "$patches" --commits "$stage/commits" \
+			--twin-of "$name"
+	fi
+	say "$name: $("${FLEXLAB[@]}" build info "$name")"
+}
+
+if [ "${1:-}" = own ]; then
+	shift
+	build_own "$@"
+	exit 0
+fi
 
 [ $# -gt 0 ] || die "usage: build.sh vanilla|patched|cassert ..."
 for n in "$@"; do

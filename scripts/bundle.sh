@@ -3,7 +3,10 @@
 # another machine (x86-64 Linux with python3, no build tools needed).
 #
 #   BUNDLE_BUILDS="vanilla patched"   the installs to ship (default); make
-#                                     check ships "vanilla cassert"
+#                                     check ships "vanilla cassert"; a build
+#                                     of yours (make build) travels with its
+#                                     record (flexlock-build.json), so the
+#                                     other machine runs the same A/B
 #   BUNDLE_OUT=dir                    where the tarball goes (build/bundle)
 #
 # Builds what is missing, then writes build/bundle/flexlock-bundle-<commit>-
@@ -29,15 +32,19 @@
 
 read -r -a builds <<<"${BUNDLE_BUILDS:-vanilla patched}"
 [ ${#builds[@]} -gt 0 ] || die "BUNDLE_BUILDS is empty; name the installs to ship (e.g. \"vanilla patched\")"
+ours=()
 for b in "${builds[@]}"; do
-	case "$b" in vanilla|patched|cassert) ;; *) die "BUNDLE_BUILDS: unknown build '$b' (known: vanilla patched cassert)" ;; esac
+	case "$b" in
+	vanilla | patched | cassert) ours+=("$b") ;;
+	*) "${FLEXLAB[@]}" build info "$b" >/dev/null || die "BUNDLE_BUILDS: '$b' is not a build (make build NAME=$b PATCHES=... makes one)" ;;
+	esac
 done
 for tool in strip xz python3 gcc; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is missing; it is needed to make the bundle ('make deps')"
 done
 
 t0=$SECONDS
-"$FLEXLOCK_TOP/scripts/build.sh" "${builds[@]}"
+[ ${#ours[@]} -gt 0 ] && "$FLEXLOCK_TOP/scripts/build.sh" "${ours[@]}"
 
 version=$(cut -f1 "$ORIGIN_FILE")
 commit=$(git -C "$FLEXLOCK_TOP" describe --always --dirty 2>/dev/null || echo unknown)
@@ -97,6 +104,10 @@ info = {
                 for p in sorted((d / "patches").glob("*.patch"))},
     "postgresql": {"version": origin[0], "source": origin},
     "builds": {rest[i]: {"configure": rest[i + 1], "debug": "stripped"} for i in range(0, len(rest), 2)},
+    # a build of the user's (make build): its base and patches (its record)
+    "own": {rest[i]: json.loads((d / "build" / "install" / rest[i] / "flexlock-build.json").read_text())
+            for i in range(0, len(rest), 2)
+            if (d / "build" / "install" / rest[i] / "flexlock-build.json").is_file()},
     "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     "created_on": " ".join((os.uname().sysname, os.uname().release, os.uname().machine)),
 }

@@ -22,6 +22,13 @@
 #               cassert (BUNDLE_BUILDS) unpacked in temporary directories and
 #               run with its launcher, as root and as a normal user; bad input
 #               (no python3, a missing install) refused with one clear line
+#   own         a build of your own (t/own/*.pl, docs/your-patch.md): bad input to
+#               make build refused with one line and nothing changed (listing and
+#               checksums of the installs and trees), then the example patch built
+#               on both bases, the README's three commands (make build, make bench
+#               PRESET=quick BUILDS="patched example", make server BUILD=example),
+#               flexlock_report() and the record, make trace and make predict of
+#               it, and a bundle of it run where the build tree is hidden
 #   aarch64     the aarch64 cross build under qemu (scripts/check-aarch64.sh): core
 #               regress and the LWLock torture of each lock type; only in the full
 #               matrix (`make check-full`) or by name (SUITES=aarch64)
@@ -45,7 +52,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap bundle aarch64"
+ALL_SUITES="patches tooling bench gucs regress isolation amcheck sql recovery tap bundle own aarch64"
 if [ "${CHECK_MATRIX:-light}" = full ]; then default_suites=$ALL_SUITES; else default_suites=${ALL_SUITES% aarch64}; fi
 SUITES=${SUITES:-$default_suites}
 CHK=$BUILD/check
@@ -137,10 +144,14 @@ suite() {
 # one make server, make bench and the bundle use: built here so that it is
 # tested too.
 builds=(cassert)
-if want tap || want bundle; then
+if want tap || want bundle || want own; then
 	builds+=(vanilla)
 fi
 if want tap && case " ${TAP_TESTS:-t/015_readme_tour.pl} " in *015_readme_tour.pl*) true ;; *) false ;; esac; then
+	builds+=(patched)
+fi
+# a build of one's own is laid on patched (and on vanilla)
+if want own && [[ " ${builds[*]} " != *" patched "* ]]; then
 	builds+=(patched)
 fi
 "$FLEXLOCK_TOP/scripts/build.sh" "${builds[@]}"
@@ -330,6 +341,13 @@ if want bundle; then
 	SUITE_AS_SELF=1 suite bundle "" env FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
 		BUNDLE_BUILDS="${BUNDLE_BUILDS:-vanilla cassert}" FLEXLOCK_USER="$FLEXLOCK_USER" \
 		prove "$FLEXLOCK_TOP"/t/bundle/*.pl
+fi
+
+if want own; then
+	# As ourselves: make build writes the build tree (root's in CI); its
+	# servers run as the test user
+	SUITE_AS_SELF=1 suite own "" env FLEXLOCK_TOP="$FLEXLOCK_TOP" FLEXLOCK_BUILD="$BUILD" \
+		FLEXLOCK_USER="$FLEXLOCK_USER" prove "$FLEXLOCK_TOP"/t/own/*.pl
 fi
 
 if want aarch64; then

@@ -13,18 +13,36 @@
 #
 # Writes results/DATE-overhead/RESULT.md (override with OUT=) with
 # the figures, the settings and the machine.  N_SELECT and N_TPCB size it.
+#
+# BUILD=name (make's command line, FLEXLOCK_USE_BUILD): a build of yours
+# (make build) against the build it was laid on, the same two workloads,
+# into results/DATE-overhead-NAME/RESULT.md.
 
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/callgrind.sh"
 
 N_SELECT=${N_SELECT:-4000}
 N_TPCB=${N_TPCB:-1000}
+OUT_GIVEN=${OUT:-}
 OUT=${OUT:-$FLEXLOCK_TOP/results/$(date -u +%F)-overhead/RESULT.md}
 WORK=$BUILD/overhead
 
 command -v valgrind >/dev/null 2>&1 || die "valgrind is not installed ('make deps' with FLEXLOCK_DEPS_EXTRA=valgrind, or apt-get install valgrind)"
 
-"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
+own=${FLEXLOCK_USE_BUILD:-}
+case $own in
+"" | patched) own= ;;
+vanilla | cassert) die "make overhead compares vanilla with patched; BUILD= names a build of yours (make build), against its base" ;;
+*)
+	own_base=$("${FLEXLAB[@]}" build info "$own" --field base) || exit 1
+	OUT=${OUT_GIVEN:-$FLEXLOCK_TOP/results/$(date -u +%F)-overhead-$own/RESULT.md} ;;
+esac
+
+if [ -n "$own" ]; then
+	"$FLEXLOCK_TOP/scripts/build.sh" "$own_base"
+else
+	"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
+fi
 ensure_test_user
 rm -rf "$WORK" && mkdir -p "$WORK"
 hand_over "$WORK"
@@ -39,6 +57,45 @@ count() {
 }
 
 declare -A per_txn
+# a build of yours against its base: the two workloads, and that is all
+if [ -n "$own" ]; then
+	for b in "$own_base" "$own"; do
+		say "$b: initialising pgbench data (scale 1)"
+		mkdir -p "$WORK/$b" && hand_over "$WORK/$b"
+		cg_template "$BUILD/install/$b/bin" "$WORK/$b/template" 5499 "$WORK/$b-init.log"
+		base=$(count "$b" empty)
+		for w in select tpcb; do
+			n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
+			say "$b: $w, $n transactions under callgrind"
+			total=$(count "$b" "$w")
+			per_txn[$b,$w]=$(( (total - base) / n ))
+		done
+	done
+	mkdir -p "$(dirname "$OUT")"
+	{
+		echo "# Instructions per transaction: $own against $own_base"
+		echo
+		echo "Measured $(date -u +%Y-%m-%d) with \`make overhead BUILD=$own\` (scripts/overhead.sh): valgrind --tool=callgrind,"
+		echo "single-user mode (\`postgres --single\`), one client, the same statements for both builds;"
+		echo "(instructions of N transactions - instructions of none) / N.  $own is $("${FLEXLAB[@]}" build info "$own")."
+		echo
+		echo "| workload | transactions | $own_base | $own | difference |"
+		echo "|---|---:|---:|---:|---:|"
+		for w in select tpcb; do
+			n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
+			v=${per_txn[$own_base,$w]} p=${per_txn[$own,$w]}
+			printf '| %s | %d | %d | %d | %+d (%+.2f%%) |\n' "$w" "$n" "$v" "$p" $((p - v)) \
+				"$(awk -v v="$v" -v p="$p" 'BEGIN { print (p - v) * 100 / v }')"
+		done
+		echo
+		echo "Settings: ${CG_SETTINGS[*]}"
+		echo
+		echo "Machine: $(cg_machine)"
+	} >"$OUT"
+	cat "$OUT"
+	say "written: $(rel "$OUT")"
+	exit 0
+fi
 for b in vanilla patched; do
 	say "$b: initialising pgbench data (scale 1)"
 	mkdir -p "$WORK/$b" && hand_over "$WORK/$b"

@@ -14,9 +14,10 @@
 # Settings, from make's command line (the Makefile lists in FLEXLOCK_CMDLINE
 # the ones given there, so that a variable of the same name in the
 # environment does not count):
-#   BUILD=patched|vanilla|cassert  the install (default patched, or
-#                      FLEXLOCK_SERVER_BUILD); a data directory belongs to
-#                      the build that made it
+#   BUILD=patched|vanilla|cassert|NAME  the install (default patched, or
+#                      FLEXLOCK_SERVER_BUILD; NAME: a build of your own,
+#                      make build); a data directory belongs to the build
+#                      that made it
 #   FRESH=1            a new data directory (a running server is stopped)
 #   VARIANT=name       variants/NAME.conf          } kept in the data
 #   SET="guc=value ..." more settings (SET= none)  } directory's settings
@@ -47,9 +48,15 @@ DATA=$SRV/data
 STATE=$SRV/state
 LOG=$SRV/server.log
 DEFAULT_PORT=${FLEXLOCK_PORT:-5418}
-KNOWN_BUILDS="patched vanilla cassert"
 
 has() { [ -n "${given[$1]+x}" ]; }
+# how to (re)make a build: ours by name, a user's with make build
+remake() {
+	case $1 in
+	vanilla | patched | cassert) printf "run 'make %s'" "$1" ;;
+	*) printf "run 'make build NAME=%s PATCHES=...' again" "$1" ;;
+	esac
+}
 posint() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 
 # --- state: what the data directory was made by and started with -----------
@@ -90,10 +97,9 @@ setup() {
 	else
 		build=${FLEXLOCK_SERVER_BUILD:-patched}
 	fi
-	case " $KNOWN_BUILDS " in
-	*" $build "*) ;;
-	*) die "BUILD must be one of: $KNOWN_BUILDS (not '$build')" ;;
-	esac
+	# ours or a build of the user's (make build); "yes" when it carries the
+	# series: the lock statistics, the extension and the variants
+	series=$("${FLEXLAB[@]}" build info "$build" --field has-series) || exit 1
 	INST=$BUILD/install/$build
 	[ -x "$INST/bin/postgres" ] ||
 		die "the $build build is not there ($(rel "$INST") is missing): run 'make $build' (or 'make postgres') first"
@@ -163,7 +169,7 @@ want_settings() {
 	done
 	while read -r name; do
 		[[ $name == *.* ]] || grep -qx -- "$name" <<<"$known" ||
-			die "variant '$variant' sets $name, which the $build build does not have (variants need BUILD=patched)"
+			die "variant '$variant' sets $name, which the $build build does not have (variants need a build with the series: BUILD=patched)"
 	done < <(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_.]*\)[[:space:]]*=.*/\1/p' "$FLEXLOCK_TOP/variants/$variant.conf")
 }
 
@@ -173,7 +179,7 @@ want_settings() {
 extra_conf() {
 	local tok
 	{
-		if [ "$build" != vanilla ]; then
+		if [ "$series" = yes ]; then
 			echo "# one LWLock hold in 100 timed, for the hold times of make pgbench"
 			echo "lock_stats_hold_sample = 100"
 			echo "# the lock events of each statement, for make pgbench's statements (flexlock_statements),"
@@ -273,15 +279,15 @@ cmd_start() {
 	st[port]=$port
 	write_state
 
-	if [ "$build" != vanilla ]; then
+	if [ "$series" = yes ]; then
 		psql_q -c "CREATE EXTENSION IF NOT EXISTS flexlock" -c "ALTER EXTENSION flexlock UPDATE" >/dev/null 2>&1 ||
-			die "CREATE EXTENSION flexlock failed on the $build build: run 'make $build' to install it"
+			die "CREATE EXTENSION flexlock failed on the $build build: $(remake "$build") to install it"
 		psql_q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null 2>&1 ||
-			die "CREATE EXTENSION pg_stat_statements failed on the $build build: run 'make $build' to install it"
+			die "CREATE EXTENSION pg_stat_statements failed on the $build build: $(remake "$build") to install it"
 	fi
 	load_tables
 	say "server running: $(describe); data $(rel "$DATA"), log $(rel "$LOG")"
-	[ "$build" = vanilla ] && say "the vanilla build has no lock statistics: the flexlock views need BUILD=patched"
+	[ "$series" = no ] && say "the $build build has no lock statistics$([ "$build" = vanilla ] || echo " (it is laid on vanilla)"): the flexlock views need BUILD=patched"
 	say_connect
 }
 
@@ -331,7 +337,7 @@ cmd_status() {
 		say "no server is running; data directory $(rel "$DATA") of the ${st[build]:-unknown} build kept: 'make server' starts it"
 	else
 		say "server running: $(describe); pid $(head -n1 "$DATA/postmaster.pid"), data $(rel "$DATA"), log $(rel "$LOG")"
-		if [ "${st[build]}" != vanilla ]; then
+		if [ "$series" = yes ]; then
 			local v
 			v=$(psql_q -F ' ' -c "SELECT guc || '=' || current_setting FROM flexlock_variants
 			                       WHERE current_setting IS DISTINCT FROM stock_setting" 2>/dev/null | paste -sd ' ' || true)
@@ -485,8 +491,8 @@ cmd_pgbench() {
 			2>"$SRV/statements.log" ||
 			die "the lock profile failed: $(grep -m1 ERROR "$SRV/statements.log" || true) (log: $(rel "$SRV/statements.log"))"
 		say "the same in SQL: SELECT * FROM flexlock_report($txns);  pgbench's output: $(rel "$out")"
-	elif [ "${st[build]}" = vanilla ]; then
-		say "no lock profile: the vanilla build has no lock statistics (BUILD=patched has)"
+	elif [ "$series" = no ]; then
+		say "no lock profile: the ${st[build]} build has no lock statistics (BUILD=patched has)"
 	fi
 }
 

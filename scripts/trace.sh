@@ -11,8 +11,11 @@
 #   TXNS=N SCALE=N         transactions of the traced run, pgbench scale
 #   TRACE_OUT=dir          results directory (default: results/DATE-traces)
 #   TRACE_ARGS="..."       more options (--traced 1000 --max-events 400000 --sample 10)
+#   BUILD=name             (make's command line) the build traced: patched (default),
+#                          cassert, or one of yours laid on patched (make build);
+#                          yours go to results/DATE-traces-NAME by default
 #
-# Builds the patched install if it is missing or out of date.
+# Builds the patched (or cassert) install if it is missing or out of date.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -27,12 +30,14 @@ args=(trace)
 [ -n "${TXNS:-}" ] && args+=(--txns "$TXNS")
 [ -n "${SCALE:-}" ] && args+=(--scale "$SCALE")
 [ -n "${TRACE_OUT:-}" ] && args+=(--out "$TRACE_OUT")
+build=${FLEXLOCK_USE_BUILD:-patched}
+args+=(--build "$build")
 # shellcheck disable=SC2206
 args+=(${TRACE_ARGS:-})
 
 # Check the names before building anything.
 "${FLEXLAB[@]}" "${args[@]}" --names-only || exit 1
-"$FLEXLOCK_TOP/scripts/build.sh" patched
+case $build in patched | cassert) "$FLEXLOCK_TOP/scripts/build.sh" "$build" ;; esac
 ensure_test_user
 mkdir -p "$BUILD/bench"
 hand_over "$BUILD/bench"

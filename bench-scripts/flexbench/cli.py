@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __doc__ as package_doc
 from .config import BenchError, UsageError, Workload, list_presets, list_workloads, positive_ints, resolve
-from . import lwbench, machine, machineprofile, trace
+from . import builds, config, lwbench, machine, machineprofile, trace
 from .lwbench import lwlock_bench
 from .matrix import Matrix
 from .pgbench import parse_pgbench
@@ -38,7 +38,8 @@ def add_bench_commands(sub):
     r.add_argument("--warmup", help="seconds of unmeasured pgbench before each run")
     r.add_argument("--scale", help="pgbench scale for workloads initialised by pgbench -i")
     r.add_argument("--builds", help="builds to compare (default: vanilla patched)")
-    r.add_argument("--variants", help="variants/*.conf names for patched builds (default: all)")
+    r.add_argument("--variants", help="variants/*.conf names for patched builds (default: all; stock when a "
+                                      "build of yours, make build, is compared)")
     r.add_argument("--out", help="run directory to create (must not exist)")
     r.add_argument("--profile-holds", action=argparse.BooleanOptionalAction, default=None,
                    help="after each point's timed runs, one profile run per build/variant with "
@@ -107,7 +108,7 @@ def add_trace_options(tr):
     tr.add_argument("--txns", help="transactions of the traced run (default: traced x sample + 40)")
     tr.add_argument("--scale", help="pgbench scale (default: the workload's)")
     tr.add_argument("--warmup", help="seconds of untraced pgbench first (default 3)")
-    tr.add_argument("--build", help="patched (default) or cassert")
+    tr.add_argument("--build", help="patched (default), cassert, or a build of yours laid on patched (make build)")
     tr.add_argument("--out", help="results directory (default: results/DATE-traces); pairs already in it "
                                   "are refused, others added")
     tr.add_argument("--names-only", action="store_true",
@@ -123,17 +124,98 @@ def add_server_commands(sub):
                                 "the build tree (scripts/lib.sh's ensure_test_user)").set_defaults(
                                     func=cmd_server_user)
     i = sub.add_parser("initdb", help="a data directory whose postgresql.conf includes flexlock-server.conf")
-    i.add_argument("--build", required=True, choices=("patched", "vanilla", "cassert"))
+    i.add_argument("--build", required=True, help="ours (patched, vanilla, cassert) or one of yours (make build)")
     i.add_argument("--data", required=True, help="the data directory to make")
     i.set_defaults(func=cmd_server_initdb)
     s = sub.add_parser("start", help="write flexlock-server.conf (the lab's sizing, the port and socket, then "
                                      "the settings of standard input) and start the server")
-    s.add_argument("--build", required=True, choices=("patched", "vanilla", "cassert"))
+    s.add_argument("--build", required=True, help="ours (patched, vanilla, cassert) or one of yours (make build)")
     s.add_argument("--data", required=True, help="its data directory")
     s.add_argument("--port", required=True, type=int)
     s.add_argument("--socket-dir", required=True)
     s.add_argument("--log", required=True, help="the server's log")
     s.set_defaults(func=cmd_server_start)
+
+
+def add_build_commands(sub):
+    """make build's use of flexbench/builds.py (scripts/build.sh own), and
+    the scripts' questions about a build; messages start with flexlock:."""
+    p = sub.add_parser("plan", help="check NAME, PATCHES and BASE of make build; print the patch files in order "
+                                    "(KIND<tab>PATH, KIND mail or diff)")
+    p.add_argument("--name", default="")
+    p.add_argument("--patches", default="")
+    p.add_argument("--base", default="patched")
+    p.add_argument("--major", type=int, required=True, help="the major version the lab builds")
+    p.set_defaults(func=cmd_build_plan)
+    r = sub.add_parser("record", help="write build/install/NAME/" + builds.RECORD)
+    r.add_argument("--name", required=True)
+    r.add_argument("--base", required=True)
+    r.add_argument("--base-commit", required=True)
+    r.add_argument("--version", required=True)
+    r.add_argument("--patches", required=True)
+    r.add_argument("--commits", required=True, help="a file of 'SHA SUBJECT' lines, the build's commits")
+    r.add_argument("--twin-of")
+    r.set_defaults(func=cmd_build_record)
+    f = sub.add_parser("failure", help="where git am or git apply could not place a patch, as words")
+    f.add_argument("--log", required=True)
+    f.add_argument("--patch", required=True)
+    f.set_defaults(func=cmd_build_failure)
+    i = sub.add_parser("info", help="what a build is; exit status 2 when it is no build")
+    i.add_argument("name")
+    i.add_argument("--field", choices=("base", "has-series", "describe", "json"), default="describe")
+    i.set_defaults(func=cmd_build_info)
+    sub.add_parser("list", help="every build installed, ours and yours, with what it is").set_defaults(
+        func=cmd_build_list)
+
+
+def build_error(e):
+    print(f"flexlock: {e}", file=sys.stderr)
+    return 2
+
+
+def cmd_build_plan(args):
+    try:
+        files = builds.plan(args.name, args.patches, args.base, args.major)
+    except UsageError as e:
+        return build_error(e)
+    for f, kind, _text in files:
+        print(f"{kind}\t{f}")
+    return 0
+
+
+def cmd_build_record(args):
+    files = builds.patch_files(args.patches)
+    commits = Path(args.commits).read_text().splitlines()
+    builds.write_record(args.name, args.base, args.base_commit, args.version, args.patches, files, commits,
+                        twin_of=args.twin_of)
+    return 0
+
+
+def cmd_build_failure(args):
+    print(builds.where_it_failed(Path(args.log).read_text(errors="replace"),
+                                 Path(args.patch).read_text(errors="replace")))
+    return 0
+
+
+def cmd_build_info(args):
+    if not builds.is_known(args.name):
+        return build_error(builds.unknown_build(args.name))
+    if args.field == "base":
+        print(builds.base(args.name) or "")
+    elif args.field == "has-series":
+        print("yes" if builds.has_series(args.name) else "no")
+    elif args.field == "json":
+        print(json.dumps(builds.record(args.name) or {"name": args.name, "ours": True}, indent=2))
+    else:
+        print(builds.describe(args.name))
+    return 0
+
+
+def cmd_build_list(args):
+    for b in builds.known():
+        built = (config.install_dir(b) / "bin" / "postgres").is_file()
+        print(f"{b:16} {builds.describe(b) if built else '(not built)'}")
+    return 0
 
 
 def build_parser(prog="flexbench"):

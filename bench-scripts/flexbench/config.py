@@ -23,6 +23,7 @@ USER_WORKLOADS_ENV = "FLEXLOCK_USER_WORKLOADS"
 PRESETS = BENCH / "presets"
 VARIANTS = Path(os.environ.get("FLEXBENCH_VARIANTS", TOP / "variants"))
 BUILD = Path(os.environ.get("FLEXLOCK_BUILD", TOP / "build"))
+# ours; a user's own builds (make build) are known by flexbench/builds.py
 KNOWN_BUILDS = ("vanilla", "patched", "cassert")
 
 
@@ -261,12 +262,17 @@ def resolve_matrix(args):
     scale = pick("scale", "scale", None)
     args.scale = positive_ints(str(scale), "scale")[0] if scale is not None else None
     args.builds = names(pick("builds", "builds", "vanilla patched"))
+    from . import builds
     for b in args.builds:
-        if b not in KNOWN_BUILDS:
-            raise UsageError(f"unknown build {b!r} (known: {', '.join(KNOWN_BUILDS)})")
+        if not builds.is_known(b):
+            raise builds.unknown_build(b)
         check_installed(b)
     variants = pick("variants", "variants", None)
-    if variants is None or variants == "all":
+    if variants is None and any(b not in KNOWN_BUILDS for b in args.builds):
+        # a build of the user's: the run is its A/B with its base, at stock;
+        # variants only when named (--variants, or a preset's variants line)
+        args.variants = ["stock"]
+    elif variants is None or variants == "all":
         args.variants = ["stock"] + sorted(p.stem for p in VARIANTS.glob("*.conf") if p.stem != "stock")
     else:
         args.variants = names(variants)

@@ -33,7 +33,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import capmodel, config, machine, machineprofile
+from . import builds, capmodel, config, machine, machineprofile
 from .config import BenchError, Workload, variant_settings, variant_workloads
 from .machine import CPU_FIELDS, context_switches, cpu_delta, cpu_times, machine_facts
 from .meta import series_info
@@ -127,12 +127,14 @@ class Matrix:
         self.profile_writers = None
 
     def configs(self, workload=None):
-        """(build, variant) pairs: vanilla only runs stock; a variant runs
-        only on the workloads it names (flexlock_test.bench_workloads)."""
+        """(build, variant) pairs: a build without the series (vanilla, or
+        a user's build on it) only runs stock; a variant runs only on the
+        workloads it names (flexlock_test.bench_workloads)."""
         out = []
         for b in self.args.builds:
+            series = builds.has_series(b)
             for v in self.args.variants:
-                if b == "vanilla" and v != "stock":
+                if not series and v != "stock":
                     continue
                 only = variant_workloads(v)
                 if workload and v != "stock" and only is not None and workload not in only:
@@ -149,13 +151,15 @@ class Matrix:
 
     def profile_count(self, workloads):
         """Profile runs of a matrix, for the estimate: one per point, less
-        vanilla/stock where patched/stock or cassert/stock stands for it."""
+        vanilla/stock (a build without the series) where patched/stock or
+        cassert/stock stands for it."""
         if not getattr(self.args, "profile_holds", False):
             return 0
         n = 0
         for w in workloads:
             cfgs = self.configs(w.name)
-            n += sum(1 for b, v in cfgs if not (b == "vanilla" and any(c[0] != "vanilla" for c in cfgs)))
+            n += sum(1 for b, v in cfgs
+                     if not (not builds.has_series(b) and any(builds.has_series(c[0]) for c in cfgs)))
         return n * len(self.args.clients)
 
     def run(self):
@@ -221,6 +225,10 @@ class Matrix:
                 self.holds_ok[b] = capmodel.has_hold_sampling(srv)
                 self.meta["builds"][b] = {"version": srv.version(), "flexlock_stats": srv.has_flexlock,
                                           "hold_sampling": self.holds_ok[b]}
+                own = builds.record(b)
+                if own:
+                    # a user's own build (make build): its base and patches
+                    self.meta["builds"][b]["own"] = own
             if getattr(a, "profile_holds", False):
                 self.open_profile_files()
                 missing = [b for b in a.builds if self.profile_build(b) is None]

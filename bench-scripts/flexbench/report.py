@@ -343,6 +343,14 @@ def report(out, predict_cores=None):
                   ""]
     if meta.get("builds"):
         lines += ["Builds: " + "; ".join(f"{b}: {i['version']}" for b, i in meta["builds"].items()), ""]
+        for b, i in meta["builds"].items():
+            own = i.get("own")
+            if own:
+                lines += [f"Build `{b}` is your own (make build): the {own['base']} build "
+                          f"(commit {own['base_commit'][:12]}) with "
+                          + "; ".join(f"{p['file']} ({p['subject']}, sha256 {p['sha256'][:12]})"
+                                      for p in own["patches"])
+                          + f". Its stock is compared with {own['base']}/stock.", ""]
     if meta.get("matrix"):
         mx = meta["matrix"]
         lines += [f"Matrix: preset {meta.get('preset')}, {mx['reps']} repetitions of {mx['duration_s']} s "

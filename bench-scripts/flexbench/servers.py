@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import config
-from .config import BenchError, KNOWN_BUILDS
+from . import builds, config
+from .config import BenchError
 from .machine import machine_facts
 
 
@@ -139,7 +139,7 @@ class Server:
         self.bindir = config.install_dir(build) / "bin"
         if datadir is None:
             self.datadir = workdir / "data" / build
-            self.port = str(5432 + KNOWN_BUILDS.index(build) + 100)
+            self.port = str(5432 + builds.known().index(build) + 100)
         else:
             self.datadir = Path(datadir)
             self.port = str(port) if port else None

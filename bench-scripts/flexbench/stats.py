@@ -97,17 +97,20 @@ def variant_reference(variant):
 def reference(cfg, cfgs):
     """The configuration a (build, variant) is compared with: a variant with
     its build's reference variant (variant_reference) if that ran, else its
-    build's stock; a build's stock with vanilla/stock.  None for the
-    reference itself or when the reference did not run."""
+    build's stock; a build's stock with its base's stock (vanilla/stock for
+    ours, the base a user's build was laid on for theirs: flexbench/builds.py).
+    None for the reference itself or when the reference did not run."""
     build, variant = cfg
     if variant != "stock":
         ref = (build, variant_reference(variant))
         if ref not in cfgs:
             ref = (build, "stock")
-    elif build != "vanilla":
-        ref = ("vanilla", "stock")
     else:
-        return None
+        from . import builds
+        base = builds.base(build)
+        if base is None:
+            return None
+        ref = (base, "stock")
     return ref if ref in cfgs else None
 
 
@@ -122,7 +125,8 @@ def method_text():
             f"or below 1 with coverage of at least {MIN_COVERAGE:.0%}; *no difference* when it contains 1; "
             f"*too few reps* below {min_pairs()} pairs, which cannot reach that coverage. Reference: a "
             f"variant is compared with its build's stock (or with the variant its config names in "
-            f"flexlock_test.bench_reference, when that ran), a build's stock with vanilla/stock.")
+            f"flexlock_test.bench_reference, when that ran), a build's stock with vanilla/stock, "
+            f"a build of your own (make build) with the stock of the build it was laid on.")
 
 
 # The LWLock sleep-time histograms (storage/lockstats.h): bucket 0 below

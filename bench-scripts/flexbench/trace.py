@@ -38,7 +38,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import config, locktrace
+from . import builds, config, locktrace
 from .config import BenchError, UsageError, Workload, variant_settings
 from .machine import machine_facts
 from .matrix import Matrix, load_workload
@@ -105,7 +105,19 @@ def check_names(args):
     for w, v in pairs:
         Workload(w)
         variant_spec(v)
+    check_build(args.build)
     return pairs
+
+
+def check_build(build):
+    """The build traced: ours with the series, or a user's laid on one."""
+    build = build or "patched"
+    if not builds.is_known(build):
+        raise builds.unknown_build(build, "--build")
+    if not builds.has_series(build):
+        raise UsageError(f"--build {build}: the {build} build has no lock_stats_trace (it lacks the series): "
+                         f"trace patched, cassert or a build of yours laid on patched")
+    return build
 
 
 def resolve(args):
@@ -128,9 +140,7 @@ def resolve(args):
     for w, v in pairs:
         Workload(w)
         variant_spec(v)
-    build = args.build or "patched"
-    if build not in ("patched", "cassert"):
-        raise UsageError(f"--build must be patched or cassert (vanilla cannot trace), got {build!r}")
+    build = check_build(args.build)
     nums = {}
     for opt, default in (("traced", 1000), ("max_events", 250000), ("sample", 10), ("txns", None),
                          ("scale", None), ("warmup", 3)):
@@ -143,7 +153,9 @@ def resolve(args):
             nums[opt] = int(v)
     config.check_installed(build)               # after every option: a bad one is said first
     if args.out is None:
-        args.out = str(config.RESULTS / f"{datetime.date.today().isoformat()}-traces")
+        # a build of the user's: its own directory, where make predict BUILD= looks
+        args.out = str(config.RESULTS / (f"{datetime.date.today().isoformat()}-traces"
+                                         + ("" if build in config.KNOWN_BUILDS else f"-{build}")))
     return pairs, build, nums
 
 
@@ -318,6 +330,8 @@ class Tracer:
             gaps = [b[1] - a[1] for x in kept for a, b in zip(x.events, x.events[1:])]
             meta = {
                 "workload": w.name, "variant": variant, "build": self.build,
+                # a build of the user's (make build): its base and patches
+                "own": builds.record(self.build),
                 "scale": scale, "workload_conf": {"description": w.description, "seed": w.seed,
                                                   "session": w.session, "vars": w.vars,
                                                   "pgbench_args": w.pgbench_args},

@@ -8,6 +8,7 @@ bench-scripts/ without installing):
                                                 the simulator (make predict)
   layering code|calls|report ...                make layering's analysis
   server user|initdb|start                      the launcher's part of make server (scripts/server.sh)
+  build plan|record|failure|info|list           a user's own builds (make build, flexbench/builds.py)
 
 `flexlock-lab COMMAND -h` says more; the sim and layering commands take
 the options of their modules (flexsim/NAME.py, flexbench/layering.py).
@@ -55,6 +56,9 @@ def build_parser():
     sv = sub.add_parser("server", help="the launcher's part of make server: its user, initdb, start "
                                        "(flexbench/servers.py)")
     bench.add_server_commands(sv.add_subparsers(dest="server_cmd", required=True, metavar="COMMAND"))
+    bd = sub.add_parser("build", help="a user's own builds: make build's checks and record, what a build is "
+                                      "(flexbench/builds.py)")
+    bench.add_build_commands(bd.add_subparsers(dest="build_cmd", required=True, metavar="COMMAND"))
     return ap
 
 

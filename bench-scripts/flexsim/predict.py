@@ -162,6 +162,21 @@ def trace_dirs(root, workload, variant, settings):
                         "which the simulator takes from the traces: stock's will not do)"))
 
 
+def build_traces(build, workload):
+    """The newest traces of a build of the user's (make trace BUILD=NAME
+    writes results/DATE-traces-NAME) that hold the workload."""
+    from flexbench import builds, config as bc
+    if not builds.is_known(build):
+        raise UsageError(str(builds.unknown_build(build, "BUILD")))
+    if build in bc.KNOWN_BUILDS:
+        return None
+    for d in sorted(bc.RESULTS.glob(f"*-traces-{build}"), reverse=True):
+        if (d / workload).is_dir():
+            return d
+    raise UsageError(f"no traces of {workload} on the {build} build under {bc.RESULTS}: "
+                     f"make trace BUILD={build} WORKLOAD={workload} VARIANT=stock first")
+
+
 def set_traces_machine(name):
     global TRACES_MACHINE
     if name != TRACES_MACHINE:
@@ -422,6 +437,8 @@ def main(argv=None):
     ap.add_argument("--traces-machine", help="machine profile of the traces' machine (default 2core)")
     ap.add_argument("--calibration", help="a calibration file (flexlab sim calibrate) instead of the machine's")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--build", help="a build of yours (make build): its traces (make trace BUILD=), the newest "
+                                    "unless --traces names them")
     a = ap.parse_args(argv)
     global CALIBRATION_FILE
     try:
@@ -439,15 +456,18 @@ def main(argv=None):
             if not Path(a.calibration).is_file():
                 raise UsageError(f"no calibration file {a.calibration}")
             CALIBRATION_FILE = a.calibration
-        res = simulate(a.workload, a.variant, cores, clients, a.machine, int(a.seed),
-                       a.traces or os.environ.get("TRACES") or None)
+        traces = a.traces or os.environ.get("TRACES") or None
+        if a.build and not traces:
+            traces = build_traces(a.build, a.workload)
+        res = simulate(a.workload, a.variant, cores, clients, a.machine, int(a.seed), traces)
     except (UsageError, StallError, P.ProfileError, T.TraceError) as e:
         print(f"make predict: {e}", file=sys.stderr)
         return 2
     if a.json:
         print(json.dumps(res, indent=1, default=str))
         return 0
-    print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}), "
+    on = f" on the {a.build} build, {res['traces']}" if a.build else ""
+    print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}{on}), "
           f"{cores} cores, {clients} clients, machine profile {res['machine_label']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
           f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")
     print(f"predicted tps = {res['tps']:.0f}  (a prediction; {measured_error(cores, clients, machine=res['machine'])})")

@@ -16,6 +16,9 @@ flexbench/), one module per module of the package:
                  the trace command's bad input
   test_layering  make layering's analysis: objdump listings normalised,
                  callgrind profiles read, the verdict on the LWLock paths
+  test_builds    a user's own builds (make build): names, patches, the
+                 version a patch targets, where one failed, the record; a
+                 build's base, series and reference in the summary
   test_cli       the one command line (python3 -m flexlab): its commands
                  reach the benchmark's and the simulator's; make server's
                  settings from the benchmark's launcher
@@ -33,6 +36,7 @@ bench-scripts/: the tests import its packages).
 
 import unittest
 
+import test_builds
 import test_capmodel
 import test_cli
 import test_config
@@ -48,7 +52,7 @@ import test_smoke
 import test_stats
 
 MODULES = (test_pgbench, test_config, test_meta, test_stats, test_capmodel, test_report, test_lwbench,
-           test_machineprofile, test_locktrace, test_layering, test_flexsim, test_cli, test_smoke)
+           test_machineprofile, test_locktrace, test_layering, test_flexsim, test_builds, test_cli, test_smoke)
 
 
 def load_tests(loader, standard_tests, pattern):

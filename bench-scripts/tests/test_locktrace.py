@@ -107,7 +107,9 @@ class TraceUsageTest(unittest.TestCase):
                                   (["--workload", "select-only", "--variant", "nosuch"], r"unknown variant 'nosuch'"),
                                   (["--pairs", "select-only"], r"--pairs: expected WORKLOAD:VARIANT"),
                                   (["--pairs", "select-only:stock", "--build", "vanilla"],
-                                   r"--build must be patched or cassert"),
+                                   r"--build vanilla: the vanilla build has no lock_stats_trace \(it lacks the series\)"),
+                                  (["--pairs", "select-only:stock", "--build", "nosuch"],
+                                   r"unknown --build 'nosuch' \(ours: vanilla, patched, cassert; none of yours"),
                                   (["--pairs", "select-only:stock", "--sample", "0"],
                                    r"--sample must be a positive integer")):
                 p = driver("trace", *args, "--out", str(out), env=nobuild)
