@@ -36,7 +36,12 @@ ours=()
 for b in "${builds[@]}"; do
 	case "$b" in
 	vanilla | patched | cassert) ours+=("$b") ;;
-	*) "${FLEXLAB[@]}" build info "$b" >/dev/null || die "BUNDLE_BUILDS: '$b' is not a build (make build NAME=$b PATCHES=... makes one)" ;;
+	*)
+		base=$("${FLEXLAB[@]}" build info "$b" --field base 2>/dev/null) ||
+			die "BUNDLE_BUILDS: '$b' is not a build (make build NAME=$b PATCHES=... makes one)"
+		[[ " ${builds[*]} " == *" $base "* ]] ||
+			warn "BUNDLE_BUILDS: $b is laid on $base, which the bundle does not ship: its runs there have no reference to compare with (add $base)"
+		;;
 	esac
 done
 for tool in strip xz python3 gcc; do

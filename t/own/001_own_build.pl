@@ -18,8 +18,12 @@
 #    environment only), a server of it; then flexlock_report() read from it
 #    with the counter the patch changes (a write transaction's relation locks
 #    no longer take the fast path), the record (base, base commit, each
-#    patch's subject and sha256), the same build again (up to date), the
-#    example on vanilla, make trace BUILD= and make predict BUILD= of it.
+#    patch's subject and sha256), the same build again (up to date), a
+#    changed patch (the tree moves, only lock.o is compiled again), the
+#    cassert twin (CASSERT=1), the
+#    example on vanilla, make trace BUILD=, make predict BUILD= and make
+#    overhead BUILD= of it (its TPC-B-like transaction costs more
+#    instructions than patched's: callgrind, exact).
 # 3. make bundle of patched and the example, unpacked under a directory the
 #    servers' user cannot enter, run by its launcher with the build tree
 #    hidden (as root: a tmpfs mounted over it in a mount namespace): the A/B,
@@ -311,6 +315,16 @@ like($out, qr/^flexsim v[\d.]+: tpcb-logged, stock \(traces of stock on the exam
 	'... from the example\'s traces');
 like($out, qr/^predicted tps = \d+  \(a prediction; /m, '... labelled a prediction, with the measured error');
 system('rm', '-rf', $traces);
+
+# make overhead: instructions against its base, exact (callgrind): a write
+# transaction's relation locks through the shared table cost more
+($out, $rc) = run('make overhead BUILD=example', OUT => "$scratch/overhead.md", N_SELECT => 1000, N_TPCB => 300);
+is($rc, 0, 'make overhead BUILD=example') or diag($out);
+my $oh = -f "$scratch/overhead.md" ? slurp("$scratch/overhead.md") : '';
+like($oh, qr/^# Instructions per transaction: example against patched$/m, '... against patched');
+like($oh, qr/^\| select \| 1000 \| \d+ \| \d+ \| [-+]\d+ /m, '... select-only');
+my ($tpcb_diff) = $oh =~ /^\| tpcb \| 300 \| \d+ \| \d+ \| ([-+]\d+) /m;
+cmp_ok($tpcb_diff // 0, '>', 500, '... TPC-B-like: more instructions on the example (' . ($tpcb_diff // '?') . ')');
 
 # --- 3. the bundle --------------------------------------------------------------
 
