@@ -160,7 +160,7 @@ my @bad = (
 	[ 'a patch against PostgreSQL 19', "NAME=mine PATCHES=$scratch/pg19.patch",
 		qr/^flexlock: pg19.patch is a patch against PostgreSQL 19 \(its hunk of configure.ac says so\); the lab builds PostgreSQL 18: rebase it on REL_18_STABLE first$/ ],
 	[ 'a patch whose hunk does not match', "NAME=mine PATCHES=$scratch/0001-stale.patch",
-		qr/^flexlock: 0001-stale.patch \(patch 1\) does not apply to the patched build \(PostgreSQL 18\.\d+\): hunk 1 of 1 \(@@ -\d+,\d+ \+\d+,\d+ @@\) of src\/backend\/storage\/lmgr\/lock.c does not match the base; nothing was changed: rebase it on build\/src \(HEAD\) \(log: build\/logs\/build-mine-apply.log\)$/ ],
+		qr/^flexlock: 0001-stale.patch \(patch 1\) does not apply to the patched build \(PostgreSQL 18\.\d+\): hunk 1 of 1 \(@@ -\d+,\d+ \+\d+,\d+ @@\) of src\/backend\/storage\/lmgr\/lock.c does not match the base; nothing was changed: rebase it on (?:\Q$build\E|build)\/src \(HEAD\) \(log: (?:\Q$build\E|build)\/logs\/build-mine-apply.log\)$/ ],
 	[ 'a name of ours', "NAME=patched PATCHES=$example",
 		qr/^flexlock: NAME=patched: 'patched' is one of the lab's own builds; choose another name$/ ],
 	[ 'a name a path cannot hold', "NAME=my/patch PATCHES=$example",
@@ -210,7 +210,7 @@ like($cmds[2] // '', qr/^make server BUILD=example$/, '... a server of it');
 # make build
 ($out, $rc) = run($cmds[0]);
 is($rc, 0, "$cmds[0]: builds") or diag($out);
-like($out, qr/^flexlock: example: build\/builds\/example\/src: the patched build's tree \+ 1 patch$/m,
+like($out, qr/^flexlock: example: (?:\Q$build\E|build)\/builds\/example\/src: the patched build's tree \+ 1 patch$/m,
 	'... laying out the patched build\'s tree plus the patch');
 like($out, qr/^flexlock: example: patched \+ 1 patch: Take only AccessShareLock through the relation lock fast path$/m,
 	'... and says what it is');
@@ -226,7 +226,7 @@ is(scalar(@{ $rec->{commits} }), 1, '... and its commit');
 
 ($out, $rc) = run($cmds[0]);
 is($rc, 0, 'the same make build again');
-like($out, qr/^flexlock: example: up to date \(build\/install\/example\)$/m, '... is up to date');
+like($out, qr/^flexlock: example: up to date \((?:\Q$build\E|build)\/install\/example\)$/m, '... is up to date');
 
 # a changed patch: the tree moves to the new commit, and make compiles only
 # what it changed (lock.o again, heapam.o not)
