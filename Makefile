@@ -104,9 +104,13 @@ postgres: deps
 vanilla patched cassert: deps
 	@$(S)/build.sh $@
 
-# a user's own build (scripts/build.sh own, docs/your-patch.md)
+# a user's own build (scripts/build.sh own, docs/your-patch.md); NAME, BASE
+# and CASSERT count from make's command line only (NAME is often set in the
+# environment to something else)
+CMDLINE = $(if $(filter command line,$(origin $(1))),$($(1)))
 build: deps
-	@$(S)/build.sh own "$(NAME)" "$(PATCHES)" "$(or $(BASE),patched)" $(if $(filter-out 0,$(CASSERT)),cassert)
+	@$(S)/build.sh own "$(call CMDLINE,NAME)" "$(call CMDLINE,PATCHES)" "$(or $(call CMDLINE,BASE),patched)" \
+		$(if $(filter 1 yes on true,$(call CMDLINE,CASSERT)),cassert)
 
 tree: deps
 	@if [ -n "$(FORCE)" ]; then $(S)/tree.sh reset; else $(S)/tree.sh ensure; fi

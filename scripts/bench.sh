@@ -25,7 +25,8 @@ PRESET=${PRESET:-default}
 # ours are built when missing or out of date; a build of yours is checked
 # by the driver (make build makes it)
 ours=()
-for b in ${BUILDS:-vanilla patched}; do
+BUILDS=${BUILDS:-vanilla patched}
+for b in ${BUILDS//,/ }; do
 	case $b in vanilla | patched | cassert) ours+=("$b") ;; esac
 done
 if [ "${1:-}" = lwlock ]; then
@@ -47,7 +48,7 @@ if [ "${1:-}" = lwlock ]; then
 fi
 
 args=(bench run --preset "$PRESET")
-[ -n "${BUILDS:-}" ] && args+=(--builds "$BUILDS")
+[ "$BUILDS" != "vanilla patched" ] && args+=(--builds "$BUILDS")
 [ -n "${BENCH_OUT:-}" ] && args+=(--out "$BENCH_OUT")
 # shellcheck disable=SC2206
 args+=(${BENCH_ARGS:-})

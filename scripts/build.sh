@@ -153,7 +153,12 @@ own_apply() {
 	if [ "$kind" = mail ]; then
 		git -C "$dir" am -q "$f" >"$log" 2>&1
 	else
-		git -C "$dir" apply --index "$f" >"$log" 2>&1 &&
+		# a diff made with a/ b/ prefixes (git diff), else one made inside
+		# the tree without them (diff -u, git diff --no-prefix)
+		local p=-p1
+		git -C "$dir" apply --check -p1 "$f" >/dev/null 2>&1 ||
+			! git -C "$dir" apply --check -p0 "$f" >/dev/null 2>&1 || p=-p0
+		git -C "$dir" apply --index "$p" "$f" >"$log" 2>&1 &&
 			GIT_AUTHOR_NAME=flexlock GIT_AUTHOR_EMAIL=flexlock@localhost GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE \
 				git -C "$dir" commit -q --no-verify -m "$(basename "$f")" >>"$log" 2>&1
 	fi
@@ -164,11 +169,18 @@ build_own() {
 	# every input is checked before anything is fetched, laid out or built
 	# (builds.py); without source yet, no base is built either
 	major=18
-	[ -f "$ORIGIN_FILE" ] && major=$(cut -f1 "$ORIGIN_FILE" | cut -d. -f1)
+	[ -f "$ORIGIN_FILE" ] && major=$(cut -f1 "$ORIGIN_FILE" | sed 's/^\([0-9]*\).*/\1/')
 	plan=$("${FLEXLAB[@]}" build plan --name "$name" --patches "$patches" --base "$base" --major "$major") || exit 1
+	# git as git is here, not as the user's configuration would have it
+	# (core.autocrlf, commit.gpgSign, am.threeWay, hooks of a template)
+	export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+	mkdir -p "$LOGS"
+	exec 9>"$LOGS/.build-$name.lock"
+	flock -n 9 || die "another make build NAME=$name is running; wait for it"
 	"$FLEXLOCK_TOP/scripts/get-source.sh"
 	version=$(cut -f1 "$ORIGIN_FILE")
-	"$FLEXLOCK_TOP/scripts/tree.sh" ensure
+	# (made if missing; an existing build/src is left as it is)
+	[ -d "$TREE/.git" ] || "$FLEXLOCK_TOP/scripts/tree.sh" ensure
 	if [ "$base" = patched ]; then
 		[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
 			die "build/src has uncommitted changes, so the patched build is no commit to lay NAME=$name on: commit them and 'make patched' first"
@@ -180,22 +192,38 @@ build_own() {
 	fi
 
 	root=$BUILD/builds/$name
+	# work of the user's in the build's tree is not thrown away
+	if [ -d "$root/$srcname/.git" ]; then
+		local last
+		last=$("${FLEXLAB[@]}" build info "$name" --field last-commit 2>/dev/null || true)
+		if [ -n "$(git -C "$root/$srcname" status --porcelain --untracked-files=no)" ] ||
+			{ [ -n "$last" ] && [ "$(git -C "$root/$srcname" rev-parse HEAD)" != "$last" ]; }; then
+			die "$(rel "$root/$srcname") has work of yours (changes, or commits since make build made it): git format-patch it into your patches, or remove that directory, then make build again"
+		fi
+	fi
 	mkdir -p "$BUILD/builds"
 	stage=$(mktemp -d "$BUILD/builds/.stage-$name.XXXXXX")
 	# shellcheck disable=SC2064
 	trap "rm -rf '$stage'; rmdir '$BUILD/builds' 2>/dev/null || true" EXIT
-	git clone -q --local --no-checkout "$TREE" "$stage/tree"
-	git -C "$stage/tree" checkout -q --detach "$base_commit"
-	local kind f n=0 files=()
+	# the patches as they are now: applied and recorded from these copies
+	local kind f n=0 files=() copy
 	while IFS=$'\t' read -r kind f; do
 		n=$((n + 1))
-		files+=("$f")
+		copy=$stage/patches/$n/$(basename "$f")
+		mkdir -p "$(dirname "$copy")" && cp "$f" "$copy"
+		files+=("$kind" "$copy")
+	done <<<"$plan"
+	git clone -q --local --no-checkout --template= "$TREE" "$stage/tree"
+	git -C "$stage/tree" checkout -q --detach "$base_commit"
+	local i
+	for ((i = 0; i < ${#files[@]}; i += 2)); do
+		kind=${files[i]} f=${files[i + 1]}
 		if ! own_apply "$stage/tree" "$f" "$kind" "$LOGS/build-$name-apply.log"; then
 			local where
 			where=$("${FLEXLAB[@]}" build failure --log "$LOGS/build-$name-apply.log" --patch "$f")
-			die "$(basename "$f") (patch $n) does not apply to the $base build (PostgreSQL $version): $where; nothing was changed: rebase it on $(rel "$TREE") ($([ "$base" = patched ] && echo HEAD || echo "tag vanilla")) (log: $(rel "$LOGS/build-$name-apply.log"))"
+			die "$(basename "$f") (patch $((i / 2 + 1))) does not apply to the $base build (PostgreSQL $version): $where; nothing was changed: rebase it on $(rel "$TREE") ($([ "$base" = patched ] && echo HEAD || echo "tag vanilla")) (log: $(rel "$LOGS/build-$name-apply.log"))"
 		fi
-	done <<<"$plan"
+	done
 	git -C "$stage/tree" log --reverse --format='%H %s' "$base_commit..HEAD" >"$stage/commits"
 
 	# The tree: moved into place, or the existing one brought to the new
@@ -204,24 +232,31 @@ build_own() {
 		git -C "$root/$srcname" fetch -q "$stage/tree" HEAD
 		git -C "$root/$srcname" reset -q --hard FETCH_HEAD
 	else
+		# (another base before: its tree and objects go)
 		rm -rf "$root" && mkdir -p "$root"
 		mv "$stage/tree" "$root/$srcname"
 	fi
-	say "$name: $(rel "$root/$srcname"): the $base build's tree + ${#files[@]} patch$([ ${#files[@]} = 1 ] || echo es)"
+	local npatch=$((${#files[@]} / 2))
+	say "$name: $(rel "$root/$srcname"): the $base build's tree + $npatch patch$([ $npatch = 1 ] || echo es)"
 
 	local series=yes
 	[ "$base" = vanilla ] && series=no
-	local b=$name
+	local copies=()
+	for ((i = 0; i < ${#files[@]}; i += 2)); do copies+=("${files[i + 1]}"); done
 	OWN_SRC=$root/$srcname OWN_OBJ=$root/obj/$name OWN_ASSERT=0 OWN_SERIES=$series build_one "$name"
 	"${FLEXLAB[@]}" build record --name "$name" --base "$base" --base-commit "$base_commit" \
-		--version "$version" --patches "$patches" --commits "$stage/commits"
-	if [ "$twin" = cassert ]; then
-		b=$name-cassert
+		--version "$version" --given "$patches" \
+		--commits "$stage/commits" --files "${copies[@]}"
+	# the twin: on request, and whenever there is one, so that it is never
+	# left with other patches than its build
+	if [ "$twin" = cassert ] || [ -f "$BUILD/install/$name-cassert/flexlock-build.json" ]; then
+		local b=$name-cassert tbase=vanilla
+		[ "$base" = patched ] && tbase=cassert
 		# the twin's objects mirror build/obj/cassert
 		OWN_SRC=$root/$srcname OWN_OBJ=$root/obj/$b OWN_ASSERT=1 OWN_SERIES=$series build_one "$b"
-		"${FLEXLAB[@]}" build record --name "$b" --base "$([ "$base" = patched ] && echo cassert || echo vanilla)" \
-			--base-commit "$base_commit" --version "$version" --patches "$patches" --commits "$stage/commits" \
-			--twin-of "$name"
+		"${FLEXLAB[@]}" build record --name "$b" --base "$tbase" --base-commit "$base_commit" \
+			--version "$version" --given "$patches" \
+			--commits "$stage/commits" --files "${copies[@]}" --twin-of "$name"
 	fi
 	say "$name: $("${FLEXLAB[@]}" build info "$name")"
 }

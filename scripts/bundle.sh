@@ -50,6 +50,10 @@ done
 
 t0=$SECONDS
 [ ${#ours[@]} -gt 0 ] && "$FLEXLOCK_TOP/scripts/build.sh" "${ours[@]}"
+# a build of yours travels only with the base it was laid on as it is
+for b in "${builds[@]}"; do
+	case "$b" in vanilla | patched | cassert) ;; *) "${FLEXLAB[@]}" build check "$b" || exit 1 ;; esac
+done
 
 version=$(cut -f1 "$ORIGIN_FILE")
 commit=$(git -C "$FLEXLOCK_TOP" describe --always --dirty 2>/dev/null || echo unknown)

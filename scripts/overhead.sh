@@ -35,11 +35,13 @@ case $own in
 vanilla | cassert) die "make overhead compares vanilla with patched; BUILD= names a build of yours (make build), against its base" ;;
 *)
 	own_base=$("${FLEXLAB[@]}" build info "$own" --field base) || exit 1
+	[ -n "$own_base" ] || die "BUILD=$own has no build of ours to be compared with (the assertion-enabled twin of a build on vanilla)"
 	OUT=${OUT_GIVEN:-$FLEXLOCK_TOP/results/$(date -u +%F)-overhead-$own/RESULT.md} ;;
 esac
 
 if [ -n "$own" ]; then
 	"$FLEXLOCK_TOP/scripts/build.sh" "$own_base"
+	"${FLEXLAB[@]}" build check "$own" || exit 1
 else
 	"$FLEXLOCK_TOP/scripts/build.sh" vanilla patched
 fi

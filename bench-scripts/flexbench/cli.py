@@ -152,17 +152,22 @@ def add_build_commands(sub):
     r.add_argument("--base", required=True)
     r.add_argument("--base-commit", required=True)
     r.add_argument("--version", required=True)
-    r.add_argument("--patches", required=True)
+    r.add_argument("--given", required=True, help="PATCHES as the user gave it")
+    r.add_argument("--files", required=True, nargs="+", help="the patch files applied (make build's copies)")
     r.add_argument("--commits", required=True, help="a file of 'SHA SUBJECT' lines, the build's commits")
     r.add_argument("--twin-of")
     r.set_defaults(func=cmd_build_record)
+    c = sub.add_parser("check", help="exit status 2, saying why, when a build of yours was laid on a base that "
+                                     "has been built again since")
+    c.add_argument("name")
+    c.set_defaults(func=cmd_build_check)
     f = sub.add_parser("failure", help="where git am or git apply could not place a patch, as words")
     f.add_argument("--log", required=True)
     f.add_argument("--patch", required=True)
     f.set_defaults(func=cmd_build_failure)
     i = sub.add_parser("info", help="what a build is; exit status 2 when it is no build")
     i.add_argument("name")
-    i.add_argument("--field", choices=("base", "has-series", "describe", "json"), default="describe")
+    i.add_argument("--field", choices=("base", "has-series", "describe", "json", "last-commit"), default="describe")
     i.set_defaults(func=cmd_build_info)
     sub.add_parser("list", help="every build installed, ours and yours, with what it is").set_defaults(
         func=cmd_build_list)
@@ -184,10 +189,20 @@ def cmd_build_plan(args):
 
 
 def cmd_build_record(args):
-    files = builds.patch_files(args.patches)
+    files = [f for p in args.files for f in builds.patch_files(p)]
     commits = Path(args.commits).read_text().splitlines()
-    builds.write_record(args.name, args.base, args.base_commit, args.version, args.patches, files, commits,
-                        twin_of=args.twin_of)
+    builds.write_record(args.name, args.base, args.base_commit, args.version, args.given, files, commits,
+                        twin_of=args.twin_of, stamp=builds.base_stamp(args.base))
+    return 0
+
+
+def cmd_build_check(args):
+    try:
+        if not builds.is_known(args.name):
+            raise builds.unknown_build(args.name)
+        builds.check_current(args.name)
+    except UsageError as e:
+        return build_error(e)
     return 0
 
 
@@ -204,6 +219,9 @@ def cmd_build_info(args):
         print(builds.base(args.name) or "")
     elif args.field == "has-series":
         print("yes" if builds.has_series(args.name) else "no")
+    elif args.field == "last-commit":
+        r = builds.record(args.name) or {}
+        print((r.get("commits") or [""])[-1].split(" ")[0])
     elif args.field == "json":
         print(json.dumps(builds.record(args.name) or {"name": args.name, "ours": True}, indent=2))
     else:

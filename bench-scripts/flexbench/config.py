@@ -206,8 +206,9 @@ def check_installed(build):
     bundle: it was not packed)."""
     d = install_dir(build)
     if not (d / "bin" / "pgbench").is_file():
-        hint = "run 'make " + build + "' first" if (TOP / ".git").exists() or (TOP / "Makefile").is_file() \
-            else "this bundle does not contain it"
+        hint = ("run 'make " + build + "' first" if build in KNOWN_BUILDS else
+                f"run 'make build NAME={build} PATCHES=...' first") \
+            if (TOP / ".git").exists() or (TOP / "Makefile").is_file() else "this bundle does not contain it"
         raise UsageError(f"build {build!r} is not built ({d}): {hint}")
 
 
@@ -267,6 +268,7 @@ def resolve_matrix(args):
         if not builds.is_known(b):
             raise builds.unknown_build(b)
         check_installed(b)
+        builds.check_current(b)
     variants = pick("variants", "variants", None)
     if variants is None and any(b not in KNOWN_BUILDS for b in args.builds):
         # a build of the user's: the run is its A/B with its base, at stock;

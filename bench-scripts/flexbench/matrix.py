@@ -144,9 +144,13 @@ class Matrix:
 
     def profile_build(self, build):
         """The build a point of `build` is profiled on: itself if it samples
-        holds, else patched, else cassert if the run has it; None without."""
+        holds, else patched, else cassert if the run has it; None without,
+        and for a build of the user's that does not sample holds."""
         if self.holds_ok.get(build):
             return build
+        if build not in config.KNOWN_BUILDS:
+            # a build of the user's carries code ours lack: no stand-in
+            return None
         return next((b for b in ("patched", "cassert") if self.holds_ok.get(b)), None)
 
     def profile_count(self, workloads):

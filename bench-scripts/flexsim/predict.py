@@ -168,13 +168,26 @@ def build_traces(build, workload):
     from flexbench import builds, config as bc
     if not builds.is_known(build):
         raise UsageError(str(builds.unknown_build(build, "BUILD")))
+    if not builds.has_series(build):
+        raise UsageError(f"BUILD={build}: the {build} build has no lock traces (it lacks the series): "
+                         f"predict a build laid on patched")
     if build in bc.KNOWN_BUILDS:
         return None
+    # the traces of this build as it is: its record's commits in their meta.json
+    want = (builds.record(build) or {}).get("commits")
+    older = False
     for d in sorted(bc.RESULTS.glob(f"*-traces-{build}"), reverse=True):
-        if (d / workload).is_dir():
-            return d
-    raise UsageError(f"no traces of {workload} on the {build} build under {bc.RESULTS}: "
-                     f"make trace BUILD={build} WORKLOAD={workload} VARIANT=stock first")
+        for meta in sorted((d / workload).glob("*/meta.json")):
+            try:
+                own = json.loads(meta.read_text()).get("own") or {}
+            except ValueError:
+                continue
+            if own.get("commits") == want:
+                return d
+            older = True
+    raise UsageError(f"no traces of {workload} on the {build} build as it is now under {bc.RESULTS}"
+                     + (" (those there are of other patches)" if older else "")
+                     + f": make trace BUILD={build} WORKLOAD={workload} VARIANT=stock first")
 
 
 def set_traces_machine(name):
@@ -466,7 +479,7 @@ def main(argv=None):
     if a.json:
         print(json.dumps(res, indent=1, default=str))
         return 0
-    on = f" on the {a.build} build, {res['traces']}" if a.build else ""
+    on = f" on the {a.build} build, {res['traces']}" if a.build and a.build not in ("patched",) else ""
     print(f"flexsim {res['model_version']}: {res['workload']}, {res['variant']} (traces of {res['traces_variant']}{on}), "
           f"{cores} cores, {clients} clients, machine profile {res['machine_label']}; simulated {res['sim_ns'] / 1e6:.1f} ms, "
           f"{res['transactions']} transactions, {res['events']} events in {res['wall_s']:.1f} s")

@@ -251,6 +251,17 @@ is(json("$build/install/example/flexlock-build.json")->{patches}[0]{sha256}, $re
 is(`git -C '$build/builds/example/src' rev-parse HEAD` =~ s/\s+//r, $rec->{commits}[0] =~ s/ .*//r,
 	'... the same commit as the first time (fixed dates: the same patches give the same commits)');
 
+# work of the user's in the build's tree is not thrown away
+open(my $fh, '>>', "$build/builds/example/src/README.md") or die;
+print $fh "a note of mine\n";
+close $fh;
+($out, $rc) = run($cmds[0]);
+isnt($rc, 0, 'make build refuses a tree with work of yours in it');
+like((said($out))[0] // '', qr/^flexlock: \S*builds\/example\/src has work of yours \(changes, or commits since make build made it\): git format-patch it into your patches/,
+	'... saying what to do');
+like(slurp("$build/builds/example/src/README.md"), qr/a note of mine\n\z/, '... and the work is still there');
+system('git', '-C', "$build/builds/example/src", 'checkout', '-q', 'README.md') == 0 or die;
+
 # the assertion-enabled twin
 ($out, $rc) = run("make build NAME=example PATCHES=docs/example-patch CASSERT=1");
 is($rc, 0, 'CASSERT=1: the twin builds') or diag($out);
