@@ -58,47 +58,12 @@ count() {
 		"$WORK/$2.sql" "$WORK/$1-$2.callgrind"
 }
 
+# The two builds compared: vanilla and patched, or a build of yours and
+# its base (make overhead BUILD=)
+pair=(vanilla patched)
+[ -n "$own" ] && pair=("$own_base" "$own")
 declare -A per_txn
-# a build of yours against its base: the two workloads, and that is all
-if [ -n "$own" ]; then
-	for b in "$own_base" "$own"; do
-		say "$b: initialising pgbench data (scale 1)"
-		mkdir -p "$WORK/$b" && hand_over "$WORK/$b"
-		cg_template "$BUILD/install/$b/bin" "$WORK/$b/template" 5499 "$WORK/$b-init.log"
-		base=$(count "$b" empty)
-		for w in select tpcb; do
-			n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
-			say "$b: $w, $n transactions under callgrind"
-			total=$(count "$b" "$w")
-			per_txn[$b,$w]=$(( (total - base) / n ))
-		done
-	done
-	mkdir -p "$(dirname "$OUT")"
-	{
-		echo "# Instructions per transaction: $own against $own_base"
-		echo
-		echo "Measured $(date -u +%Y-%m-%d) with \`make overhead BUILD=$own\` (scripts/overhead.sh): valgrind --tool=callgrind,"
-		echo "single-user mode (\`postgres --single\`), one client, the same statements for both builds;"
-		echo "(instructions of N transactions - instructions of none) / N.  $own is $("${FLEXLAB[@]}" build info "$own")."
-		echo
-		echo "| workload | transactions | $own_base | $own | difference |"
-		echo "|---|---:|---:|---:|---:|"
-		for w in select tpcb; do
-			n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
-			v=${per_txn[$own_base,$w]} p=${per_txn[$own,$w]}
-			printf '| %s | %d | %d | %d | %+d (%+.2f%%) |\n' "$w" "$n" "$v" "$p" $((p - v)) \
-				"$(awk -v v="$v" -v p="$p" 'BEGIN { print (p - v) * 100 / v }')"
-		done
-		echo
-		echo "Settings: ${CG_SETTINGS[*]}"
-		echo
-		echo "Machine: $(cg_machine)"
-	} >"$OUT"
-	cat "$OUT"
-	say "written: $(rel "$OUT")"
-	exit 0
-fi
-for b in vanilla patched; do
+for b in "${pair[@]}"; do
 	say "$b: initialising pgbench data (scale 1)"
 	mkdir -p "$WORK/$b" && hand_over "$WORK/$b"
 	cg_template "$BUILD/install/$b/bin" "$WORK/$b/template" 5499 "$WORK/$b-init.log"
@@ -111,6 +76,41 @@ for b in vanilla patched; do
 		per_txn[$b,$w]=$(( (total - base) / n ))
 	done
 done
+
+# pair_table: the instructions per transaction of the two builds, and the
+# difference
+pair_table() {
+	local a=${pair[0]} b=${pair[1]} w n
+	echo "| workload | transactions | $a | $b | difference |"
+	echo "|---|---:|---:|---:|---:|"
+	for w in select tpcb; do
+		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
+		printf '| %s | %d | %d | %d | %+d (%+.2f%%) |\n' "$w" "$n" "${per_txn[$a,$w]}" "${per_txn[$b,$w]}" \
+			$((per_txn[$b,$w] - per_txn[$a,$w])) \
+			"$(awk -v v="${per_txn[$a,$w]}" -v p="${per_txn[$b,$w]}" 'BEGIN { print (p - v) * 100 / v }')"
+	done
+}
+
+# a build of yours against its base: the two workloads, and that is all
+if [ -n "$own" ]; then
+	mkdir -p "$(dirname "$OUT")"
+	{
+		echo "# Instructions per transaction: $own against $own_base"
+		echo
+		echo "Measured $(date -u +%Y-%m-%d) with \`make overhead BUILD=$own\` (scripts/overhead.sh): valgrind --tool=callgrind,"
+		echo "single-user mode (\`postgres --single\`), one client, the same statements for both builds;"
+		echo "(instructions of N transactions - instructions of none) / N.  $own is $("${FLEXLAB[@]}" build info "$own")."
+		echo
+		pair_table
+		echo
+		echo "Settings: ${CG_SETTINGS[*]}"
+		echo
+		echo "Machine: $(cg_machine)"
+	} >"$OUT"
+	cat "$OUT"
+	say "written: $(rel "$OUT")"
+	exit 0
+fi
 
 # Per-statement statistics on the patched build, each in its own runs (the
 # preloaded library changes start-up too, so each has its own run of none):
@@ -234,14 +234,7 @@ mkdir -p "$(dirname "$OUT")"
 	echo "single-user mode (\`postgres --single\`), one client, the same statements for both builds;"
 	echo "(instructions of N transactions - instructions of none) / N."
 	echo
-	echo "| workload | transactions | vanilla | patched | difference |"
-	echo "|---|---:|---:|---:|---:|"
-	for w in select tpcb; do
-		n=$N_SELECT; [ "$w" = tpcb ] && n=$N_TPCB
-		v=${per_txn[vanilla,$w]} p=${per_txn[patched,$w]}
-		printf '| %s | %d | %d | %d | %+d (%+.2f%%) |\n' "$w" "$n" "$v" "$p" $((p - v)) \
-			"$(awk -v v="$v" -v p="$p" 'BEGIN { print (p - v) * 100 / v }')"
-	done
+	pair_table
 	echo
 	echo "Per-statement statistics, on the patched build: flexlock preloaded (\`shared_preload_libraries = 'flexlock'\`)"
 	echo "with \`flexlock.track = top\` (flexlock_statements) and \`none\`, and pg_stat_statements preloaded"

@@ -41,6 +41,7 @@ use IO::Socket::INET;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FlexlockCheckout;
 
 my $top = $ENV{FLEXLOCK_TOP} or die "FLEXLOCK_TOP is not set";
 my $tmp = PostgreSQL::Test::Utils::tempdir;
@@ -57,29 +58,6 @@ END
 {
 	local $?;
 	system("cd '$top' && make stop >/dev/null 2>&1") if defined $top;
-}
-
-# run(CMD, ENV...): bash -c CMD in the checkout; output (both streams) and status
-sub run
-{
-	my ($cmd, %env) = @_;
-	local %ENV = (%ENV, %env);
-	open(my $fh, '-|', 'bash', '-c', qq{cd "\$1" && { $cmd\n} 2>&1}, 'bash', $top)
-	  or die "bash: $!";
-	local $/;
-	my $out = <$fh> // '';
-	close $fh;
-	return ($out, $? >> 8);
-}
-
-sub slurp
-{
-	my ($f) = @_;
-	open my $fh, '<', $f or die "$f: $!";
-	local $/;
-	my $t = <$fh>;
-	close $fh;
-	return $t;
 }
 
 # --- the tour, from the README -------------------------------------------------

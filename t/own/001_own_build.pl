@@ -36,6 +36,9 @@ use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use JSON::PP;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use FlexlockCheckout;
 
 my $top = $ENV{FLEXLOCK_TOP} or die "FLEXLOCK_TOP is not set";
 my $build = $ENV{FLEXLOCK_BUILD} or die "FLEXLOCK_BUILD is not set";
@@ -59,28 +62,6 @@ END
 {
 	local $?;
 	system("cd '$top' && make stop >/dev/null 2>&1") if defined $top;
-}
-
-# run(CMD, ENV...): bash -c CMD in the checkout; output (both streams) and status
-sub run
-{
-	my ($cmd, %env) = @_;
-	local %ENV = (%ENV, %env);
-	open(my $fh, '-|', 'bash', '-c', qq{cd "\$1" && { $cmd\n} 2>&1}, 'bash', $top) or die "bash: $!";
-	local $/;
-	my $out = <$fh> // '';
-	close $fh;
-	return ($out, $? >> 8);
-}
-
-sub slurp
-{
-	my ($f) = @_;
-	open my $fh, '<', $f or die "$f: $!";
-	local $/;
-	my $t = <$fh>;
-	close $fh;
-	return $t;
 }
 
 sub spew
